@@ -1,0 +1,5 @@
+import sys
+
+from xshare.cli import main
+
+sys.exit(main())
