@@ -1,0 +1,105 @@
+"""Where xshare keeps its own files, and how it writes them: atomically, under a lock when shared.
+
+Everything lives in one directory that the hook, the status line and the CLI find without help from
+the plugin system: $XSHARE_HOME if set, else the platform's per-user state directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+try:
+    import orjson
+
+    def dumps(obj: object) -> bytes:
+        return orjson.dumps(obj)
+
+    loads = orjson.loads
+except ImportError:  # the plugin runs with nothing but python3
+    import json
+
+    def dumps(obj: object) -> bytes:
+        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+    loads = json.loads
+
+
+def state_dir() -> Path:
+    explicit = os.environ.get("XSHARE_HOME")
+    if explicit:
+        return Path(explicit).expanduser()
+    home = Path.home()
+    if sys.platform == "darwin":
+        return home / "Library" / "Application Support" / "xshare"
+    if os.name == "nt":
+        return Path(os.environ.get("LOCALAPPDATA", home / "AppData" / "Local")) / "xshare"
+    return Path(os.environ.get("XDG_STATE_HOME") or home / ".local" / "state") / "xshare"
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write via a temporary file in the same folder and rename, so readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def read_json(path: Path) -> object | None:
+    """The parsed file, or None when it is missing or unreadable (a cache is never worth a crash)."""
+    try:
+        return loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
+@contextlib.contextmanager
+def locked(path: Path, blocking: bool = True) -> Iterator[bool]:
+    """Hold an exclusive lock on `path` (created if needed); yields False if non-blocking and busy."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+b") as handle:
+        acquired = _lock(handle, blocking)
+        try:
+            yield acquired
+        finally:
+            if acquired:
+                _unlock(handle)
+
+
+if os.name == "nt":
+    import msvcrt
+
+    def _lock(handle, blocking: bool) -> bool:
+        mode = msvcrt.LK_LOCK if blocking else msvcrt.LK_NBLCK
+        try:
+            msvcrt.locking(handle.fileno(), mode, 1)
+            return True
+        except OSError:
+            return False
+
+    def _unlock(handle) -> None:
+        handle.seek(0)
+        msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
+
+else:
+    import fcntl
+
+    def _lock(handle, blocking: bool) -> bool:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+            return True
+        except OSError:
+            return False
+
+    def _unlock(handle) -> None:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
