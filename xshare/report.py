@@ -1,0 +1,301 @@
+"""Groups, shares and the pre-registered reading, as the user guide prints them and as JSON.
+
+Everything here works on session rows, so stdout can only ever hold aggregates.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from xshare import METHOD_VERSION, __version__
+from xshare.ledger import CATEGORIES, share
+
+SOURCE_ORDER = ("interactive", "automated", "subagent", "benchmark", "internal")
+# the spec's thresholds on interactive sessions' share of the recorded context, fixed in advance
+READINGS = (
+    (0.10, "under 10%", "arithmetic, not felt on a bill"),
+    (0.30, "10% to 30%", "the claim stands with the share beside it"),
+    (float("inf"), "30% or more", "a material part of the bill"),
+)
+ANECDOTE_BELOW = 10  # sessions; fewer is an anecdote, not a finding
+NOISE_POINTS = 0.01  # a pooled share this close to a threshold says nothing about the threshold
+
+
+# --- time and the window ------------------------------------------------------------------------
+
+
+def parse_time(value: object) -> datetime | None:
+    """An ISO-8601 timestamp from a transcript or a row; UTC unless it names an offset."""
+    if not isinstance(value, str) or not value:
+        return None
+    text = value.strip().replace("Z", "+00:00").replace("z", "+00:00")
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def parse_cli_time(value: str, end_of_day: bool = False) -> datetime:
+    """--since/--until: a date (whole UTC day) or a timestamp; an explicit offset is kept."""
+    moment = parse_time(value)
+    if moment is None:
+        raise ValueError(f"not a date or ISO timestamp: {value!r}")
+    if end_of_day and len(value.strip()) == 10:
+        moment += timedelta(days=1, microseconds=-1)
+    return moment
+
+
+@dataclass(frozen=True)
+class Window:
+    since: datetime | None
+    until: datetime
+    label: str
+
+    @classmethod
+    def build(
+        cls,
+        now: datetime,
+        since_days: int = 30,
+        since: str | None = None,
+        until: str | None = None,
+        everything: bool = False,
+        lag_hours: float = 0.0,
+    ) -> Window:
+        """The spec's window: an explicit --until is capped at now minus --lag-hours."""
+        latest = now - timedelta(hours=lag_hours)
+        end = min(parse_cli_time(until, end_of_day=True), latest) if until else latest
+        if everything:
+            return cls(None, end, "all sessions")
+        if since:
+            start, label = parse_cli_time(since), ""
+        else:
+            start = (now - timedelta(days=since_days)).replace(hour=0, minute=0, second=0, microsecond=0)
+            label = f"last {since_days} days"
+        if start > end:
+            raise ValueError(f"the window starts ({start:%Y-%m-%d %H:%M}) after it ends ({end:%Y-%m-%d %H:%M})")
+        return cls(start, end, label)
+
+    def place(self, row: dict) -> str:
+        """'in', 'out', or 'deferred': started inside but still active at the window's end."""
+        started = parse_time(row.get("started_at"))
+        if started is None or (self.since and started < self.since) or started > self.until:
+            return "out"
+        last = parse_time(row.get("last_activity") or row.get("ended_at"))
+        return "deferred" if last and last > self.until else "in"
+
+    def describe(self) -> str:
+        if self.since is None:
+            return f"Sessions started up to {self.until:%Y-%m-%d} ({self.label or 'all sessions'})"
+        label = f" ({self.label})" if self.label else ""
+        return f"Sessions started {self.since:%Y-%m-%d} to {self.until:%Y-%m-%d}{label}"
+
+    def to_json(self) -> dict:
+        return {
+            "since": self.since.isoformat() if self.since else None,
+            "until": self.until.isoformat(),
+            "label": self.label,
+        }
+
+
+# --- groups ---------------------------------------------------------------------------------------
+
+
+def group_key(row: dict) -> str:
+    return f"{row['agent']}/{row['source']}"
+
+
+def _order(key: str) -> tuple:
+    agent, _, source = key.partition("/")
+    rank = SOURCE_ORDER.index(source) if source in SOURCE_ORDER else len(SOURCE_ORDER)
+    return (agent, rank, source)
+
+
+def reading(pooled: float | None, median: float | None, sessions: int) -> str:
+    """The pre-registered reading line for one interactive group."""
+    if pooled is None:
+        return "unknown: no recorded context to take a share of"
+
+    def band(value: float) -> str:
+        return next(f"{name}: {words}" for limit, name, words in READINGS if value < limit)
+
+    text = band(pooled)
+    near = [limit for limit, _, _ in READINGS[:-1] if abs(pooled - limit) < NOISE_POINTS]
+    if near:
+        text += f" (within a point of the {near[0]:.0%} line: not a finding about the line)"
+    if median is not None and band(median) != band(pooled):
+        text += f"; the median session ({median:.1%}) reads {band(median).split(':')[0]}"
+    if sessions < ANECDOTE_BELOW:
+        text += f"; {sessions} session{'s' if sessions != 1 else ''} is an anecdote, not a finding"
+    return text
+
+
+def summarize(rows: list[dict]) -> dict[str, dict]:
+    """Pooled figures per agent/source group, in report order."""
+    members: dict[str, list[dict]] = defaultdict(list)
+    for row in rows:
+        members[group_key(row)].append(row)
+    groups = {}
+    for key in sorted(members, key=_order):
+        group = members[key]
+        billed = {category: sum(row["billed_tokens"][category] for row in group) for category in CATEGORIES}
+        first_time = {category: sum(row["first_time_tokens"][category] for row in group) for category in CATEGORIES}
+        context = sum(row["context_tokens"] for row in group)
+        prompt = sum(row["prompt_tokens_billed"] for row in group)
+        per_session = (row["exploration_share_of_context"] for row in group)
+        known = [value for value in per_session if value is not None]
+        pooled = share(billed["exploration"], context)
+        median = statistics.median(known) if known else None
+        agent, _, source = key.partition("/")
+        groups[key] = {
+            "agent": agent,
+            "source": source,
+            "sessions": len(group),
+            "api_calls": sum(row["api_calls"] for row in group),
+            "prompt_tokens_billed": prompt,
+            "context_tokens": context,
+            "recorded_over_billed": share(context, prompt),
+            "exploration_share_of_context": pooled,
+            "exploration_share_of_prompt": share(billed["exploration"], prompt),
+            "median_session_share": median,
+            "shares_of_context": {category: share(billed[category], context) for category in CATEGORIES},
+            "billed_tokens": billed,
+            "first_time_tokens": first_time,
+            "reading": reading(pooled, median, len(group)) if source == "interactive" else None,
+        }
+    return groups
+
+
+# --- output ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Report:
+    groups: dict[str, dict]
+    window: Window
+    tokenizer: str
+    tokenizer_note: str
+    sources: dict[str, str]
+    deferred: int = 0
+
+    @property
+    def sessions(self) -> int:
+        return sum(group["sessions"] for group in self.groups.values())
+
+    def to_json(self) -> dict:
+        return {
+            "tool": "xshare",
+            "version": __version__,
+            "method": METHOD_VERSION,
+            "tokenizer": self.tokenizer,
+            "tokenizer_note": self.tokenizer_note or None,
+            "window": {**self.window.to_json(), "deferred_sessions": self.deferred},
+            "sources": self.sources,
+            "sessions": self.sessions,
+            "groups": self.groups,
+        }
+
+    def to_text(self) -> str:
+        found = "; ".join(f"{name}: {status}" for name, status in self.sources.items())
+        deferred = f" ({self.deferred} more still active at the window's end, left for a later run)"
+        groups = self.groups.items()
+        lines = [
+            "Exploration share of the token bill",
+            f"{self.window.describe()}. {found}.",
+            "",
+            f"Sessions: {self.sessions:,}{deferred if self.deferred else ''}",
+            "",
+            "Exploration share (reading and searching code):",
+            "",
+            *_table(
+                ("Agent / source", "Sessions", "API calls", "Exploration of context", "of billed prompt",
+                 "Median session"),
+                [(_label(key), f"{g['sessions']:,}", f"{g['api_calls']:,}", _pct(g["exploration_share_of_context"]),
+                  _pct(g["exploration_share_of_prompt"]), _pct(g["median_session_share"])) for key, g in groups],
+            ),
+            "",
+            "What else the recorded context holds, and how much of the bill it covers:",
+            "",
+            *_table(
+                ("Agent / source", "Prompt tokens billed", "Recorded / billed", "NeuralMind block", "Edits",
+                 "Other shell"),
+                [(_label(key), f"{g['prompt_tokens_billed']:,}", _pct(g["recorded_over_billed"]),
+                  _pct(g["shares_of_context"]["neuralmind"]), _pct(g["shares_of_context"]["edit"]),
+                  _pct(g["shares_of_context"]["shell"])) for key, g in groups],
+            ),
+            "",
+            "Pre-registered reading (interactive sessions, share of recorded context):",
+            "",
+        ]
+        readings = [
+            f"  {key} ({g['sessions']:,} session{'s' if g['sessions'] != 1 else ''}): {g['reading']}"
+            for key, g in groups
+            if g["reading"]
+        ]
+        lines += readings or ["  no interactive sessions in the window"]
+        note = f" ({self.tokenizer_note})" if self.tokenizer_note else ""
+        lines += ["", f"Tokenizer: {self.tokenizer}{note}", "", *COLUMN_NOTES]
+        return "\n".join(lines) + "\n"
+
+
+COLUMN_NOTES = (
+    "Exploration of context: tool results that read or searched code (and those calls' arguments), counted",
+    "  once for every API call that carried them, over everything those calls' recorded contexts held.",
+    "of billed prompt: the same tokens over the prompt tokens the provider billed (the first share times",
+    "  Recorded / billed). Recorded / billed: the modelled context over the bill, i.e. the calibration.",
+    "Median session: the middle of the per-session shares. Only interactive sessions are read against the",
+    "  thresholds; subagent and internal (compaction, side-question) rows are reported beside them.",
+)
+
+
+def _label(key: str) -> str:
+    return key.replace("/", " / ", 1)
+
+
+def _pct(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:.1%}"
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max([len(title)] + [len(row[index]) for row in rows]) for index, title in enumerate(header)]
+    widths[0] = max(widths[0], 25)
+
+    def line(cells: tuple[str, ...]) -> str:
+        first = cells[0].ljust(widths[0])
+        rest = (cell.rjust(width) for cell, width in zip(cells[1:], widths[1:], strict=True))
+        return "  ".join([first, *rest]).rstrip()
+
+    return [line(header), "  ".join("-" * width for width in widths), *(line(row) for row in rows)]
+
+
+def session_summary(row: dict) -> str:
+    """A few lines on one session, for a person who asked about it."""
+    started, last = parse_time(row.get("started_at")), parse_time(row.get("last_activity"))
+    when = "No timestamps"
+    if started and last:
+        minutes = int((last - started).total_seconds() // 60)
+        when = f"Started {started:%Y-%m-%d %H:%M} UTC, last activity {last:%Y-%m-%d %H:%M} UTC ({minutes:,} min)"
+    context = row["context_tokens"]
+    by_category = ", ".join(
+        f"{category} {_pct(share(tokens, context))}"
+        for category, tokens in sorted(row["billed_tokens"].items(), key=lambda item: -item[1])
+        if tokens
+    )
+    model = f", model {row['model']}" if row.get("model") else ""
+    lines = [
+        f"Session {row['id']} ({row['agent']} / {row['source']}{model})",
+        when,
+        f"API calls: {row['api_calls']:,}   Prompt tokens billed: {row['prompt_tokens_billed']:,}   "
+        f"Recorded / billed: {_pct(row['recorded_over_billed'])}",
+        f"Exploration: {_pct(row['exploration_share_of_context'])} of the recorded context, "
+        f"{_pct(row['exploration_share_of_prompt'])} of the billed prompt",
+        f"Recorded context by category: {by_category or 'nothing recorded'}",
+        f"Exploration read for the first time: {row['first_time_tokens']['exploration']:,} tokens "
+        f"(results and arguments, counted once)",
+        f"Compactions: {row['compactions']}; tool results cleared by the agent: {row['trimmed_messages']}",
+        f"Tokenizer: {row['tokenizer']}",
+    ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,65 @@
+"""The per-session rows file: read it, merge newly measured sessions into it, write it whole."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from pathlib import Path
+
+from xshare.report import parse_time
+from xshare.store import atomic_write, dumps, loads
+
+
+def write_rows(path: Path, rows: list[dict]) -> None:
+    """One JSON line per session, replacing the file (atomically: a reader never sees half of it)."""
+    atomic_write(path, b"".join(dumps(row) + b"\n" for row in rows))
+
+
+def read_rows(path: Path) -> list[dict]:
+    """The rows already recorded; a missing file is empty, a bad line is skipped and reported."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    rows, bad = [], 0
+    for line in data.splitlines():
+        if not line.strip():
+            continue
+        try:
+            row = loads(line)
+        except ValueError:
+            row = None
+        if isinstance(row, dict) and isinstance(row.get("id"), str):
+            rows.append(row)
+        else:
+            bad += 1
+    if bad:
+        print(f"xshare: rows file: {bad} unreadable line{'s' if bad != 1 else ''} dropped", file=sys.stderr)
+    return rows
+
+
+def _activity(row: dict) -> datetime | None:
+    """When a row's session last wrote; rows from before `last_activity` fall back to `ended_at`."""
+    return parse_time(row.get("last_activity")) or parse_time(row.get("ended_at"))
+
+
+def merge_rows(recorded: list[dict], measured: list[dict]) -> tuple[list[dict], int, int]:
+    """Append new sessions and replace those that have written since their row was recorded.
+
+    A recorded row with no activity time at all is replaced once more, so it gains one.
+    Returns the merged rows, how many were added and how many replaced.
+    """
+    merged = {(row.get("agent"), row["id"]): row for row in recorded}
+    added = replaced = 0
+    for row in measured:
+        key = (row.get("agent"), row["id"])
+        old = merged.get(key)
+        if old is None:
+            added += 1
+        else:
+            before, after = _activity(old), _activity(row)
+            if before is not None and (after is None or after <= before):
+                continue
+            replaced += 1
+        merged[key] = row
+    return list(merged.values()), added, replaced
