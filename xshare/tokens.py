@@ -144,29 +144,50 @@ class Counter:
 @functools.lru_cache(maxsize=2)
 def _load_o200k(vocab: Path | None):
     """Build tiktoken's o200k_base Encoding from a local file, never from the network."""
-    import base64
-
     import tiktoken
     import tiktoken_ext.openai_public as openai_public
 
     if vocab is None:
         raise ValueError("no vocabulary file")
-    data = vocab.read_bytes()
-    if hashlib.sha256(data).hexdigest() != VOCAB_SHA256:
-        raise ValueError(f"{vocab.name} is not the o200k_base vocabulary (hash mismatch)")
-
-    def local_ranks(_url: str, expected_hash: str | None = None) -> dict[bytes, int]:
-        ranks = {}
-        for line in data.splitlines():
-            if line:
-                token, rank = line.split()
-                ranks[base64.b64decode(token)] = int(rank)
-        return ranks
+    ranks = _ranks(vocab)
 
     # o200k_base() holds tiktoken's own pattern and special tokens; only its loader is swapped
     original = openai_public.load_tiktoken_bpe
-    openai_public.load_tiktoken_bpe = local_ranks
+    openai_public.load_tiktoken_bpe = lambda _url, expected_hash=None: ranks
     try:
         return tiktoken.Encoding(**openai_public.o200k_base())
     finally:
         openai_public.load_tiktoken_bpe = original
+
+
+def _ranks(vocab: Path) -> dict[bytes, int]:
+    """The vocabulary's token ranks, after checking its hash. Parsing the text file takes ~0.5 s,
+    which the hook would pay on every call, so the parsed ranks are kept in xshare's state directory
+    in marshal form (~0.1 s to load), keyed by the vocabulary's hash and this Python's version."""
+    import base64
+    import marshal
+    import sys
+
+    data = vocab.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != VOCAB_SHA256:
+        raise ValueError(f"{vocab.name} is not the o200k_base vocabulary (hash mismatch)")
+    cached = own_vocab_path().with_name(f"o200k_base.{digest[:16]}.py{sys.version_info[0]}{sys.version_info[1]}.ranks")
+    try:
+        ranks = marshal.loads(cached.read_bytes())
+        if isinstance(ranks, dict) and len(ranks) == data.count(b"\n"):
+            return ranks
+    except (OSError, ValueError, EOFError, TypeError):
+        pass
+    ranks = {}
+    for line in data.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    try:
+        from xshare.store import atomic_write
+
+        atomic_write(cached, marshal.dumps(ranks))
+    except OSError:
+        pass  # a read-only state directory only costs the next run half a second
+    return ranks

@@ -1,0 +1,73 @@
+"""The report over real Claude Code transcripts (../shared/corpus/claude), checked against a count
+written here from scratch: distinct requestId (else message.id) per file, the row with the largest
+output_tokens, prompt = input + cache_read + cache_creation. Skipped when the corpus is absent."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import CORPUS, needs_corpus
+
+from xshare.cli import main
+
+ROOTS = sorted(path for path in (CORPUS / "claude").glob("*") if path.is_dir()) if CORPUS.is_dir() else []
+INTERNAL = ("agent-acompact-", "agent-aprompt_suggestion-", "agent-aside_question-")
+
+
+def independent_count(root: Path) -> tuple[Counter, Counter]:
+    calls, prompt = Counter(), Counter()
+    for path in (root / "projects").rglob("*.jsonl"):
+        relative = path.relative_to(root / "projects").parts
+        if not (len(relative) == 2 or (len(relative) >= 4 and relative[2] == "subagents")):
+            continue
+        if path.name.startswith(INTERNAL):
+            group = "claude-code/internal"
+        elif path.name.startswith("agent-"):
+            group = "claude-code/subagent"
+        else:
+            group = "claude-code/interactive"
+        best: dict[str, tuple[int, int]] = {}
+        for line in path.read_bytes().splitlines():
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            message = row.get("message") if isinstance(row, dict) else None
+            if row.get("type") != "assistant" or not isinstance(message, dict):
+                continue
+            usage = message.get("usage")
+            if message.get("model") == "<synthetic>" or row.get("isApiErrorMessage") or not isinstance(usage, dict):
+                continue
+            key = row.get("requestId") or message.get("id") or row.get("uuid")
+            tokens = sum(usage.get(name) or 0 for name in
+                         ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
+            output = usage.get("output_tokens") or 0
+            if key not in best or output > best[key][1]:
+                best[key] = (tokens, output)
+        calls[group] += len(best)
+        prompt[group] += sum(tokens for tokens, _ in best.values())
+    return calls, prompt
+
+
+@needs_corpus
+@pytest.mark.parametrize("root", ROOTS, ids=[f"root{index}" for index in range(len(ROOTS))])
+def test_calls_and_billed_prompt_per_group_match_an_independent_count(root: Path, capsys):
+    assert main(["report", "--all", "--json", "--estimate", "--no-cache", "--claude-root", str(root)]) == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    calls, prompt = independent_count(root)
+    expected = {group for group, count in calls.items() if count}
+    assert set(report["groups"]) == expected
+    for group in expected:
+        assert report["groups"][group]["api_calls"] == calls[group], group
+        assert report["groups"][group]["prompt_tokens_billed"] == prompt[group], group
+        share = report["groups"][group]["exploration_share_of_context"]
+        assert share is None or 0 <= share <= 1
+    assert "Traceback" not in captured.err
+    # stdout is aggregates only: no session id, no project folder name
+    names = {path.stem for path in (root / "projects").rglob("*.jsonl")}
+    names |= {path.name for path in (root / "projects").iterdir()}
+    assert not [name for name in names if name in captured.out]

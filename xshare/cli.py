@@ -1,0 +1,240 @@
+"""The `xshare` command: parse arguments, call the package, choose the exit code.
+
+Exit codes: 0 done; 1 a file the user asked for could not be written; 2 nothing to measure in the
+window, or a bad argument. Stdout carries aggregates only, except where the user asked for one
+session (`xshare session`); messages and problems go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+from xshare import __version__
+from xshare import tokens as tokenizers
+
+
+def _say(message: str) -> None:
+    print(f"xshare: {message}", file=sys.stderr)
+
+
+def _print_json(value: object) -> None:
+    import json
+
+    print(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def _report_problems(problems: dict) -> None:
+    """One line per kind of problem, never one per line of input."""
+    for kind, count in sorted(problems.items()):
+        _say(f"{kind}: {count:,}")
+
+
+def _window(args: argparse.Namespace):
+    """The window the flags ask for; ValueError (exit 2) for a date that does not parse."""
+    from xshare.report import Window
+
+    return Window.build(
+        datetime.now(timezone.utc),
+        since_days=args.since_days,
+        since=args.since,
+        until=args.until,
+        everything=args.all,
+        lag_hours=args.lag_hours,
+    )
+
+
+def _choice(args: argparse.Namespace, may_download: bool = False) -> tokenizers.TokenizerChoice:
+    pick = tokenizers.choose_for_report if may_download else tokenizers.choose
+    return pick(estimate=args.estimate, vocab=args.vocab)
+
+
+def _measure_in_window(args: argparse.Namespace, window, may_download: bool):
+    from xshare.sessions import measure_all
+
+    measured = measure_all(args.claude_root, _choice(args, may_download), window.since, not args.no_cache)
+    _report_problems(measured.problems)
+    placed = [(window.place(row), row) for row in measured.rows if row["api_calls"] > 0]
+    rows = [row for place, row in placed if place == "in"]
+    deferred = sum(1 for place, _ in placed if place == "deferred")
+    return measured, rows, deferred
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from xshare.report import Report, Window, summarize
+    from xshare.rows import write_rows
+
+    if args.demo:
+        from xshare.demo import write_demo_corpus
+
+        demo_home = tempfile.TemporaryDirectory(prefix="xshare-demo-")
+        args.claude_root = [str(write_demo_corpus(Path(demo_home.name)))]
+        args.no_cache = True
+        window = Window(None, datetime.now(timezone.utc), "the demo corpus that ships with xshare")
+    else:
+        try:
+            window = _window(args)
+        except ValueError as error:
+            _say(str(error))
+            return 2
+    measured, rows, deferred = _measure_in_window(args, window, may_download=True)
+    if not rows:
+        still = f"; {deferred} still active at its end" if deferred else ""
+        _say(f"no session started in the window ({window.describe()}){still}")
+        for place in measured.looked_in:
+            _say(f"looked for {place}")
+        _say("try `xshare report --all`, a longer --since-days, or `xshare report --demo` for a sample report")
+        return 2
+    if args.rows:
+        try:
+            write_rows(Path(args.rows), rows)
+        except OSError as error:
+            _say(f"could not write the rows file: {error.strerror or error}")
+            return 1
+    choice = measured.tokenizer
+    report = Report(summarize(rows), window, choice.name, choice.note, measured.sources, deferred)
+    if args.json:
+        _print_json(report.to_json())
+    else:
+        sys.stdout.write(report.to_text())
+    return 0
+
+
+def cmd_collect(args: argparse.Namespace) -> int:
+    from xshare.report import group_key, summarize
+    from xshare.rows import merge_rows, read_rows, write_rows
+
+    try:
+        window = _window(args)
+    except ValueError as error:
+        _say(str(error))
+        return 2
+    _, rows, deferred = _measure_in_window(args, window, may_download=True)
+    path = Path(args.rows)
+    merged, added, replaced = merge_rows(read_rows(path), rows)
+    try:
+        write_rows(path, merged)
+    except OSError as error:
+        _say(f"could not write the rows file: {error.strerror or error}")
+        return 1
+    interactive = summarize([row for row in merged if group_key(row) == "claude-code/interactive"])
+    group = interactive.get("claude-code/interactive")
+    to_date = (
+        f"claude-code/interactive share to date {group['exploration_share_of_context']:.1%} "
+        f"({group['sessions']:,} sessions)"
+        if group and group["exploration_share_of_context"] is not None
+        else "no interactive share yet"
+    )
+    later = f", {deferred} still active (next run)" if deferred else ""
+    print(f"{datetime.now(timezone.utc):%Y-%m-%d}: {added} sessions added, {replaced} replaced{later}; {to_date}")
+    return 0
+
+
+def cmd_session(args: argparse.Namespace) -> int:
+    from xshare.sessions import find_session, measure_one
+
+    file = find_session(args.session, args.claude_root)
+    if file is None:
+        _say(f"no Claude Code transcript matches {args.session!r} (give a transcript path or a session id)")
+        return 2
+    row, problems = measure_one(file, _choice(args))
+    _report_problems(problems)
+    if args.json:
+        _print_json(row)
+    else:
+        from xshare.report import session_summary
+
+        sys.stdout.write(session_summary(row))
+    return 0
+
+
+def cmd_classify(args: argparse.Namespace) -> int:
+    from xshare.classify import classify_tool, explain_command
+    from xshare.store import loads
+
+    if args.jsonl:
+        for number, line in enumerate(sys.stdin, 1):
+            if not line.strip():
+                continue
+            try:
+                call = loads(line)
+                print(classify_tool(call["tool"], call.get("input")))
+            except (ValueError, KeyError, TypeError, AttributeError):
+                _say(f'line {number}: expected {{"tool": NAME, "input": {{...}}}}')
+                print("invalid")
+        return 0
+    if not args.commands:
+        _say("give one or more shell commands, or --jsonl to read tool calls on stdin")
+        return 2
+    for command in args.commands:
+        verdict = explain_command(command)
+        why = f"\t{verdict.reason} (stage {verdict.stage!r}, word {verdict.word!r})" if args.why else ""
+        print(f"{verdict.category}\t{command}{why}")
+    return 0
+
+
+def _add_measure_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--claude-root", action="append", metavar="DIR",
+                        help="a Claude Code config or projects folder (repeatable); default: $CLAUDE_CONFIG_DIR, "
+                             "else ~/.claude and ~/.config/claude")
+    parser.add_argument("--estimate", action="store_true", help="count characters / 4 instead of o200k_base")
+    parser.add_argument("--vocab", metavar="FILE", help="o200k_base.tiktoken file to use (or $XSHARE_VOCAB)")
+    parser.add_argument("--no-cache", action="store_true", help="read every transcript again")
+
+
+def _add_window_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--since-days", type=int, default=30, metavar="N",
+                        help="sessions started in the last N days (default 30)")
+    parser.add_argument("--since", metavar="DATE", help="sessions started on or after DATE (UTC unless offset)")
+    parser.add_argument("--until", metavar="DATE", help="sessions started up to DATE (a date means its whole day)")
+    parser.add_argument("--all", action="store_true", help="every session, whenever it started")
+    parser.add_argument("--lag-hours", type=float, default=0.0, metavar="H",
+                        help="end the window H hours ago; sessions still active then wait for a later run")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="xshare", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"xshare {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    report = commands.add_parser("report", help="the exploration-share report over your sessions")
+    _add_measure_options(report)
+    _add_window_options(report)
+    report.add_argument("--json", action="store_true", help="the report as JSON")
+    report.add_argument("--rows", metavar="FILE", help="also write one JSON line per session to FILE")
+    report.add_argument("--demo", action="store_true", help="run on the sample corpus that ships with xshare")
+    report.set_defaults(handler=cmd_report)
+
+    collect = commands.add_parser("collect", help="nightly: add new sessions to a rows file, replace grown ones")
+    _add_measure_options(collect)
+    _add_window_options(collect)
+    collect.add_argument("--rows", metavar="FILE", required=True, help="the rows file to update")
+    collect.set_defaults(handler=cmd_collect)
+
+    session = commands.add_parser("session", help="one session's row and a short summary")
+    session.add_argument("session", metavar="PATH_OR_ID", help="a transcript path or a session id")
+    _add_measure_options(session)
+    session.add_argument("--json", action="store_true", help="the row as JSON")
+    session.set_defaults(handler=cmd_session)
+
+    classify = commands.add_parser("classify", help="show how commands or tool calls are categorised")
+    classify.add_argument("commands", nargs="*", metavar="COMMAND")
+    classify.add_argument("--why", action="store_true", help="name the stage and word that decided")
+    classify.add_argument("--jsonl", action="store_true",
+                          help='read {"tool": NAME, "input": {...}} lines on stdin, print one category each')
+    classify.set_defaults(handler=cmd_classify)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if getattr(args, "since_days", 0) < 0 or getattr(args, "lag_hours", 0) < 0:
+        _say("--since-days and --lag-hours must not be negative")
+        return 2
+    try:
+        return args.handler(args)
+    except KeyboardInterrupt:
+        return 130

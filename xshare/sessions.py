@@ -1,0 +1,180 @@
+"""Measure every session on the machine, re-reading only the transcripts that changed.
+
+The cache keeps each transcript's row under its path, size and modification time; a different
+tokenizer or method version makes every entry stale. Files to read are spread over the machine's
+cores, largest first; each worker runs the same incremental reader the live hook runs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from xshare import METHOD_VERSION
+from xshare import tokens as tokenizers
+from xshare.sources import claude
+from xshare.sources.claude import ClaudeTranscript, TranscriptFile
+from xshare.store import atomic_write, dumps, read_json, state_dir
+
+# below this much to read, starting worker processes costs more than it saves
+_PARALLEL_MIN_BYTES = 4 << 20
+_counter: tokenizers.Counter | None = None
+
+
+@dataclass
+class Measured:
+    rows: list[dict] = field(default_factory=list)
+    problems: Counter = field(default_factory=Counter)
+    files_read: int = 0
+    bytes_read: int = 0
+    tokenizer: tokenizers.TokenizerChoice | None = None
+    sources: dict[str, str] = field(default_factory=dict)  # agent -> "read" | "not found"
+    looked_in: list[str] = field(default_factory=list)  # for the "nothing found" message (stderr)
+
+
+def cache_path() -> Path:
+    return state_dir() / "cache" / "claude-rows.json"
+
+
+def _init_worker(choice: tokenizers.TokenizerChoice) -> None:
+    global _counter
+    if _counter is None or _counter.choice != choice:
+        _counter = tokenizers.Counter(choice)
+
+
+def measure_file(file: TranscriptFile) -> tuple[dict, dict]:
+    """One transcript, start to end: its row (even with no API call) and its problems."""
+    transcript = ClaudeTranscript(file, _counter.count, _counter.name)
+    transcript.catch_up()
+    return transcript.row(), dict(transcript.problems)
+
+
+def _stat(file: TranscriptFile) -> tuple[int, int] | None:
+    try:
+        stat = file.path.stat()
+    except OSError:
+        return None
+    return stat.st_size, stat.st_mtime_ns
+
+
+def measure_claude(
+    files: list[TranscriptFile],
+    choice: tokenizers.TokenizerChoice,
+    since: datetime | None = None,
+    use_cache: bool = True,
+    workers: int | None = None,
+) -> Measured:
+    """Rows for these transcripts; files last written before `since` cannot hold a session in it."""
+    result = Measured(tokenizer=choice)
+    cached = _load_cache(choice) if use_cache else {}
+    fresh: dict[str, list] = {}
+    todo: list[tuple[TranscriptFile, tuple[int, int]]] = []
+    oldest_ns = int((since.timestamp() - 86400) * 1e9) if since else None
+    for file in files:
+        stat = _stat(file)
+        if stat is None:
+            result.problems["transcripts that vanished or could not be read"] += 1
+            continue
+        if oldest_ns is not None and stat[1] < oldest_ns:
+            continue
+        entry = cached.get(str(file.path))
+        if entry and entry[0] == stat[0] and entry[1] == stat[1]:
+            fresh[str(file.path)] = entry
+        else:
+            todo.append((file, stat))
+    todo.sort(key=lambda item: -item[1][0])
+    for (file, stat), (row, problems) in zip(todo, _run(todo, choice, workers), strict=True):
+        fresh[str(file.path)] = [stat[0], stat[1], row, problems]
+        result.files_read += 1
+        result.bytes_read += stat[0]
+    for entry in fresh.values():
+        result.rows.append(entry[2])
+        result.problems.update(entry[3])
+    if todo and _counter:
+        result.tokenizer = _counter.choice  # the vocabulary may have proved unusable on load
+    if use_cache and todo:
+        kept = {path: entry for path, entry in cached.items() if Path(path).exists()}
+        _save_cache(result.tokenizer, {**kept, **fresh})
+    return result
+
+
+def measure_group(files: list[TranscriptFile]) -> list[tuple[dict, dict]]:
+    return [measure_file(file) for file in files]
+
+
+def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None) -> list[tuple[dict, dict]]:
+    """Rows in the order of `todo`. A session's subagent and compaction files replay its texts, so
+    they go to the same worker, whose count cache then tokenizes each shared text once."""
+    if not todo:
+        return []
+    _init_worker(choice)  # in this process: forked workers inherit the loaded tokenizer
+    total = sum(stat[0] for _, stat in todo)
+    workers = workers or os.cpu_count() or 1
+    if workers < 2 or len(todo) < 2 or total < _PARALLEL_MIN_BYTES:
+        return [measure_file(file) for file, _ in todo]
+    groups: dict[tuple, list[int]] = {}
+    for index, (file, _) in enumerate(todo):
+        groups.setdefault(file.parent_id or file.session_id, []).append(index)
+    ordered = sorted(groups.values(), key=lambda indexes: -sum(todo[i][1][0] for i in indexes))
+    import multiprocessing
+
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    context = multiprocessing.get_context(method)
+    results: list = [None] * len(todo)
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=(choice,)) as pool:
+        batches = pool.map(measure_group, [[todo[i][0] for i in indexes] for indexes in ordered])
+        for indexes, measured in zip(ordered, batches, strict=True):
+            for index, one in zip(indexes, measured, strict=True):
+                results[index] = one
+    return results
+
+
+def _load_cache(choice: tokenizers.TokenizerChoice) -> dict:
+    data = read_json(cache_path())
+    if not isinstance(data, dict) or data.get("method") != METHOD_VERSION or data.get("tokenizer") != choice.name:
+        return {}
+    entries = data.get("entries")
+    return entries if isinstance(entries, dict) else {}
+
+
+def _save_cache(choice: tokenizers.TokenizerChoice, entries: dict) -> None:
+    payload = {"method": METHOD_VERSION, "tokenizer": choice.name, "entries": entries}
+    try:
+        atomic_write(cache_path(), dumps(payload))
+    except OSError as error:
+        print(f"xshare: could not write the cache ({error.strerror}); the next report reads everything again",
+              file=sys.stderr)
+
+
+def measure_all(
+    claude_roots: list[str] | None,
+    choice: tokenizers.TokenizerChoice,
+    since: datetime | None = None,
+    use_cache: bool = True,
+) -> Measured:
+    """Every agent's sessions on this machine (or under the roots given)."""
+    roots = [claude.resolve_root(root) for root in claude_roots] if claude_roots else claude.default_roots()
+    files = claude.discover(roots)
+    result = measure_claude(files, choice, since=since, use_cache=use_cache)
+    result.sources["Claude Code"] = "read" if files else "not found"
+    result.looked_in += [f"Claude Code transcripts under {root}" for root in roots]
+    return result
+
+
+def find_session(wanted: str, claude_roots: list[str] | None = None) -> TranscriptFile | None:
+    """A transcript by path, or by session id (file stem, or <session>/<agent file stem>)."""
+    path = Path(wanted).expanduser()
+    if path.suffix == ".jsonl" and path.is_file():
+        return claude.describe(path.resolve())
+    roots = [claude.resolve_root(root) for root in claude_roots] if claude_roots else claude.default_roots()
+    return next((file for file in claude.discover(roots) if file.session_id == wanted), None)
+
+
+def measure_one(file: TranscriptFile, choice: tokenizers.TokenizerChoice) -> tuple[dict, dict]:
+    _init_worker(choice)
+    return measure_file(file)

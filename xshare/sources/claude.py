@@ -1,0 +1,433 @@
+"""Claude Code: find transcripts, and turn their lines into ledger events, incrementally.
+
+One transcript file is one session. Its bytes can arrive in any number of pieces (the live hook reads
+only what was appended); a line is taken once it is complete, so any split gives the same ledger.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from xshare.classify import classify_tool, command_of
+from xshare.ledger import Ledger, session_row
+from xshare.store import dumps, loads
+
+AGENT = "claude-code"
+INTERACTIVE, SUBAGENT, INTERNAL = "interactive", "subagent", "internal"
+# Claude Code's own helper agents replay their parent's context; they are overhead, not task work
+INTERNAL_PREFIXES = ("agent-acompact-", "agent-aprompt_suggestion-", "agent-aside_question-")
+NEURALMIND_MARKER = "Code matching this prompt"
+KNOWN_TYPES = frozenset(
+    "assistant user attachment system progress queue-operation file-history-snapshot file-history-delta "
+    "last-prompt ai-title custom-title permission-mode summary mode agent-name agent-color agent-setting "
+    "pr-link tag turn_end".split()
+)
+USAGE_NAMES = ("input", "cache_read", "cache_write_5m", "cache_write_1h", "output")
+_OPEN, _CLOSE = "<system-reminder>", "</system-reminder>"
+_CHUNK = 1 << 22
+
+
+@dataclass(frozen=True)
+class TranscriptFile:
+    path: Path
+    session_id: str
+    source: str
+    parent_id: str | None = None
+
+    @property
+    def is_sidechain_file(self) -> bool:
+        return self.source != INTERACTIVE
+
+
+def default_roots() -> list[Path]:
+    """Every projects/ under $CLAUDE_CONFIG_DIR (comma-separated), else the two usual homes."""
+    configured = os.environ.get("CLAUDE_CONFIG_DIR")
+    if configured:
+        bases = [Path(part.strip()).expanduser() for part in configured.split(",") if part.strip()]
+    else:
+        home = Path.home()
+        bases = [home / ".claude", Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "claude"]
+    return [base / "projects" for base in bases]
+
+
+def resolve_root(directory: str | Path) -> Path:
+    """--claude-root accepts a Claude config folder or its projects/ folder."""
+    path = Path(directory).expanduser()
+    return path / "projects" if (path / "projects").is_dir() else path
+
+
+def describe(path: Path) -> TranscriptFile:
+    """Which session a transcript file is, from its place alone."""
+    stem = path.stem
+    if not stem.startswith("agent-"):
+        return TranscriptFile(path, stem, INTERACTIVE)
+    source = INTERNAL if stem.startswith(INTERNAL_PREFIXES) else SUBAGENT
+    parts = path.parts
+    if "subagents" in parts:
+        # <session>/subagents/agent-x.jsonl, or <session>/subagents/workflows/<run>/agent-x.jsonl
+        session = parts[len(parts) - 2 - parts[::-1].index("subagents")]
+        return TranscriptFile(path, f"{session}/{stem}", source, session)
+    return TranscriptFile(path, stem, source)  # 2.0.x: agent-*.jsonl beside the sessions
+
+
+def discover(roots: list[Path]) -> list[TranscriptFile]:
+    """Every transcript under the roots: <project>/*.jsonl and <project>/<session>/subagents/**."""
+    found: list[TranscriptFile] = []
+    for root in roots:
+        if not root.is_dir():
+            continue
+        for path in root.rglob("*.jsonl"):
+            parts = path.relative_to(root).parts
+            nested_agent = len(parts) >= 4 and parts[2] == "subagents" and path.name.startswith("agent-")
+            if len(parts) == 2 or nested_agent:
+                found.append(describe(path))
+    return sorted(found, key=lambda item: str(item.path))
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def call_usage(usage: dict) -> list[int]:
+    """[prompt, input, cache_read, cache_write_5m, cache_write_1h, output] of one usage snapshot.
+
+    Cache writes: the larger of the flat field and its 5m/1h split, since each has been observed
+    reading 0 while the other was set (2.1.152 fixed one; gateways send only the flat one).
+    """
+    fresh = _int(usage.get("input_tokens"))
+    read = _int(usage.get("cache_read_input_tokens"))
+    flat = _int(usage.get("cache_creation_input_tokens"))
+    split = usage.get("cache_creation")
+    five = one_hour = 0
+    if isinstance(split, dict):
+        five = _int(split.get("ephemeral_5m_input_tokens"))
+        one_hour = _int(split.get("ephemeral_1h_input_tokens"))
+    write = max(flat, five + one_hour)
+    five = write - one_hour
+    return [fresh + read + write, fresh, read, five, one_hour, _int(usage.get("output_tokens"))]
+
+
+def _texts(value: object) -> list[str]:
+    """Every string inside a JSON value (attachment payloads come in many shapes)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [text for item in value for text in _texts(item)]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _texts(item)]
+    return []
+
+
+def _trailing_reminders(text: str) -> int:
+    """Where the <system-reminder> blocks appended to a tool result begin (len(text) if none)."""
+    cut = len(text)
+    while True:
+        body = text[:cut].rstrip()
+        if not body.endswith(_CLOSE):
+            return cut
+        start = body.rfind(_OPEN)
+        if start == -1:
+            return cut
+        cut = start
+
+
+def _result_text(content: object) -> str:
+    """What the model saw of a tool result: its text blocks (images are not text)."""
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content if isinstance(content, list) else ():
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict):
+            if block.get("type") == "text" and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+            elif block.get("type") == "tool_reference" and isinstance(block.get("tool_name"), str):
+                parts.append(block["tool_name"])
+    return "\n".join(parts)
+
+
+class ClaudeTranscript:
+    """Reads one transcript into a ledger; resumable from `to_state()` at any complete line."""
+
+    def __init__(self, file: TranscriptFile, count, tokenizer: str, detail: bool = False) -> None:
+        self.file = file
+        self.count = count
+        self.tokenizer = tokenizer
+        self.ledger = Ledger(detail=detail)
+        self.offset = 0
+        self.identity: list | None = None  # (device, inode) of the file the offset belongs to
+        self.seen_rows: set[str] = set()
+        self.tool_categories: dict[str, str] = {}
+        self.calls: dict[str, list[int]] = {}
+        self.problems: Counter[str] = Counter()
+        self._pending = b""
+        self._labels: dict[str, str] = {}
+
+    # --- bytes -> lines -----------------------------------------------------------------------
+
+    def catch_up(self) -> int:
+        """Read what was appended since last time; start over if the file shrank or was replaced."""
+        try:
+            with open(self.file.path, "rb") as handle:
+                stat = os.fstat(handle.fileno())
+                identity = [stat.st_dev, stat.st_ino]
+                if stat.st_size < self.offset or (self.identity and self.identity != identity):
+                    self._start_over()
+                self.identity = identity
+                handle.seek(self.offset)
+                before = self.offset
+                while chunk := handle.read(_CHUNK):
+                    self.feed(chunk)
+                self.finish()
+                return self.offset - before
+        except OSError as error:
+            self.problems[f"transcripts that could not be read ({error.__class__.__name__})"] += 1
+            return 0
+
+    def _start_over(self) -> None:
+        fresh = ClaudeTranscript(self.file, self.count, self.tokenizer, self.ledger.detail)
+        self.__dict__.update(fresh.__dict__)
+
+    def feed(self, data: bytes) -> None:
+        """Take every complete line of `data`; keep a trailing partial line for later."""
+        data = self._pending + data if self._pending else data
+        start = 0
+        end = data.find(b"\n")
+        while end != -1:
+            self._line(data[start:end])
+            self.offset += end - start + 1
+            start = end + 1
+            end = data.find(b"\n", start)
+        self._pending = data[start:]
+
+    def finish(self) -> None:
+        """At end of file: a last line without its newline counts only if it is a whole JSON object."""
+        pending, self._pending = self._pending, b""
+        if not pending.strip():
+            self.offset += len(pending)
+            return
+        try:
+            complete = isinstance(loads(pending), dict)
+        except ValueError:
+            complete = False
+        if complete:
+            self._line(pending)
+            self.offset += len(pending)
+        else:
+            self.problems["last lines incomplete (still being written?), left for later"] += 1
+
+    def _parse(self, line: bytes) -> dict | None:
+        try:
+            value = loads(line)
+        except ValueError:
+            # orjson rejects lone surrogates and bad UTF-8; json takes the former, "replace" the latter
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError:
+                text = line.decode("utf-8", "replace")
+                self.problems["lines with non-UTF-8 bytes (replaced)"] += 1
+            try:
+                value = json.loads(text)
+            except ValueError:
+                self.problems["malformed lines skipped"] += 1
+                return None
+        if not isinstance(value, dict):
+            self.problems["lines that are not JSON objects skipped"] += 1
+            return None
+        return value
+
+    # --- lines -> ledger events ---------------------------------------------------------------
+
+    def _line(self, line: bytes) -> None:
+        if not line.strip():
+            return
+        row = self._parse(line)
+        if row is None:
+            return
+        kind = row.get("type")
+        if kind not in KNOWN_TYPES:
+            self.problems["lines of an unknown type skipped"] += 1
+            return
+        timestamp = row.get("timestamp")
+        if isinstance(timestamp, str):
+            self.ledger.seen_time(timestamp)
+        if kind not in ("assistant", "user", "attachment", "system"):
+            return
+        uuid = row.get("uuid")
+        if isinstance(uuid, str):
+            if uuid in self.seen_rows:
+                return  # the same row written twice
+            self.seen_rows.add(uuid)
+        thread = self._thread(row)
+        if kind == "assistant":
+            self._assistant(row, thread)
+        elif kind == "user":
+            self._user(row, thread)
+        elif kind == "attachment":
+            self._attachment(row, thread)
+        else:
+            self._system(row, thread)
+
+    def _thread(self, row: dict) -> str:
+        """Old (1.0.x) files hold their subagents' rows inline, as a separate conversation."""
+        if not row.get("isSidechain") or self.file.is_sidechain_file:
+            return "main"
+        if row.get("parentUuid") is None and row.get("type") == "user":
+            self.ledger.reset_thread("side")
+        return "side"
+
+    def _assistant(self, row: dict, thread: str) -> None:
+        message = row.get("message")
+        if not isinstance(message, dict) or message.get("model") == "<synthetic>" or row.get("isApiErrorMessage"):
+            return  # generated locally, never billed
+        usage = message.get("usage")
+        if isinstance(usage, dict):
+            key = row.get("requestId") or message.get("id") or row.get("uuid")
+            self._call(key, call_usage(usage), message.get("model"), row.get("timestamp"), thread)
+        content = message.get("content")
+        if isinstance(content, str):
+            self._add("conversation", content, thread)
+            return
+        for block in content if isinstance(content, list) else ():
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "text":
+                self._add("conversation", block.get("text"), thread)
+            elif kind == "tool_use":
+                self._tool_use(block, thread)
+            elif kind in ("server_tool_use", "web_search_tool_result", "web_fetch_tool_result"):
+                self._add("web", dumps(block.get("input") or block.get("content")).decode(), thread)
+            # thinking is not carried into later calls' context
+
+    def _call(self, key: object, snapshot: list[int], model: object, time: object, thread: str) -> None:
+        """A request is written as several rows; it is one call, with the largest output seen."""
+        key = key if isinstance(key, str) else None
+        previous = self.calls.get(key) if key else None
+        if previous is None:
+            if key:
+                self.calls[key] = snapshot
+            self.ledger.call(
+                snapshot[0],
+                usage=dict(zip(USAGE_NAMES, snapshot[1:], strict=True)),
+                thread=thread,
+                model=model if isinstance(model, str) else None,
+                time=time if isinstance(time, str) else None,
+            )
+        elif snapshot[5] > previous[5]:
+            self.calls[key] = snapshot
+            pairs = zip(USAGE_NAMES, snapshot[1:], previous[1:], strict=True)
+            delta = {name: now - before for name, now, before in pairs}
+            self.ledger.revise_call(snapshot[0] - previous[0], delta)
+
+    def _tool_use(self, block: dict, thread: str) -> None:
+        name = block.get("name") if isinstance(block.get("name"), str) else ""
+        tool_input = block.get("input")
+        category = classify_tool(name, tool_input)
+        tool_id = block.get("id")
+        if isinstance(tool_id, str):
+            self.tool_categories[tool_id] = category
+            if self.ledger.detail:
+                self._labels[tool_id] = f"{name}: {command_of(name, tool_input) or ''}".rstrip(": ")
+        # the arguments (path, pattern, command) count with the call's category
+        self._add(category, f"{name} {dumps(tool_input).decode()}", thread)
+
+    def _user(self, row: dict, thread: str) -> None:
+        message = row.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if row.get("isCompactSummary"):
+            self.ledger.compact(thread)
+            self._add("conversation", _result_text(content), thread)
+            return
+        base = "injected" if row.get("isMeta") else "conversation"
+        if isinstance(content, str):
+            self._text(content, base, thread)
+            return
+        for block in content if isinstance(content, list) else ():
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text":
+                self._text(block.get("text"), base, thread)
+            elif block.get("type") == "tool_result":
+                self._tool_result(block, thread)
+
+    def _text(self, text: object, base: str, thread: str) -> None:
+        if not isinstance(text, str):
+            return
+        if NEURALMIND_MARKER in text:
+            category = "neuralmind"
+        elif text.lstrip().startswith(_OPEN):
+            category = "injected"
+        else:
+            category = base
+        self._add(category, text, thread)
+
+    def _tool_result(self, block: dict, thread: str) -> None:
+        tool_id = block.get("tool_use_id") if isinstance(block.get("tool_use_id"), str) else None
+        category = self.tool_categories.get(tool_id, "other")
+        text = _result_text(block.get("content"))
+        cut = _trailing_reminders(text)
+        if cut < len(text):
+            self._add("injected", text[cut:], thread, tool_id)
+            text = text[:cut]
+        self._add(category, text, thread, tool_id, self._labels.get(tool_id) if tool_id else None)
+
+    def _attachment(self, row: dict, thread: str) -> None:
+        attachment = row.get("attachment")
+        if not isinstance(attachment, dict):
+            return
+        fields = ("content", "addedBlocks", "addedLines", "planContent", "snippet", "prompt")
+        text = "\n".join(part for field in fields for part in _texts(attachment.get(field)))
+        category = "neuralmind" if NEURALMIND_MARKER in text else "injected"
+        uuid = row.get("uuid")
+        self._add(category, text, thread, uuid if isinstance(uuid, str) else None)
+
+    def _system(self, row: dict, thread: str) -> None:
+        if row.get("subtype") != "microcompact_boundary":
+            return
+        meta = row.get("microcompactMetadata")
+        if isinstance(meta, dict):
+            ids = _texts(meta.get("compactedToolIds")) + _texts(meta.get("clearedAttachmentUUIDs"))
+            self.ledger.trim(ids, thread)
+
+    def _add(self, category: str, text: object, thread: str, key: str | None = None, label=None) -> None:
+        if isinstance(text, str) and text:
+            self.ledger.add(category, self.count(text), key=key, thread=thread, label=label)
+
+    # --- results and state --------------------------------------------------------------------
+
+    def row(self) -> dict:
+        return session_row(
+            self.ledger,
+            session_id=self.file.session_id,
+            agent=AGENT,
+            source=self.file.source,
+            tokenizer=self.tokenizer,
+            parent=self.file.parent_id,
+        )
+
+    def to_state(self) -> dict:
+        return {
+            "ledger": self.ledger.to_state(),
+            "offset": self.offset,
+            "identity": self.identity,
+            "seen_rows": sorted(self.seen_rows),
+            "tool_categories": self.tool_categories,
+            "calls": self.calls,
+        }
+
+    @classmethod
+    def from_state(cls, state: dict, file: TranscriptFile, count, tokenizer: str) -> ClaudeTranscript:
+        transcript = cls(file, count, tokenizer)
+        transcript.ledger = Ledger.from_state(state["ledger"])
+        transcript.offset = state["offset"]
+        transcript.identity = state["identity"]
+        transcript.seen_rows = set(state["seen_rows"])
+        transcript.tool_categories = dict(state["tool_categories"])
+        transcript.calls = dict(state["calls"])
+        return transcript
