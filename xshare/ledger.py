@@ -164,7 +164,7 @@ class Ledger:
                 kept.append(entry)
         state.present = kept
         self.compactions += 1
-        self._mark("compaction", None)
+        self.mark("compaction")
 
     def trim(self, keys: list[str], thread: str = "main") -> None:
         """The agent cleared these messages (Claude Code microcompaction): not present from now on."""
@@ -179,7 +179,7 @@ class Ledger:
         removed = len(state.present) - len(kept)
         state.present = kept
         self.trimmed += removed
-        self._mark("trimmed", removed)
+        self.mark("trimmed", removed)
 
     def reset_thread(self, thread: str) -> None:
         """A sidechain starts over (a new subagent inside an old-format file)."""
@@ -194,8 +194,8 @@ class Ledger:
         if self.detail and entry[_LABEL] is not None:
             self.carried.append([entry[_LABEL], entry[_CATEGORY], entry[_TOKENS], entry[_ADDED_AT], self.calls])
 
-    def _mark(self, kind: str, value: object) -> None:
-        """Detail only: a compaction or trim, placed before the call numbered `at` (0-based)."""
+    def mark(self, kind: str, value: object = None) -> None:
+        """Detail only: an event (compaction, trim, a person's prompt) before the call numbered `at`."""
         if self.detail:
             self.markers.append({"kind": kind, "value": value, "at": self.calls})
 

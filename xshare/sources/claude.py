@@ -28,6 +28,8 @@ KNOWN_TYPES = frozenset(
 )
 USAGE_NAMES = ("input", "cache_read", "cache_write_5m", "cache_write_1h", "output")
 _OPEN, _CLOSE = "<system-reminder>", "</system-reminder>"
+_NOT_TYPED = ("<command-name>", "<local-command-stdout>", "<local-command-caveat>", "<bash-input>", "<bash-stdout>",
+              "<task-notification>", _OPEN, "[Request interrupted by user")
 _CHUNK = 1 << 22
 
 
@@ -149,6 +151,19 @@ def _result_text(content: object) -> str:
             elif block.get("type") == "tool_reference" and isinstance(block.get("tool_name"), str):
                 parts.append(block["tool_name"])
     return "\n".join(parts)
+
+
+def _is_prompt(content: object) -> bool:
+    """A person typed this (not a tool result, a command's output or an interruption notice)."""
+    if isinstance(content, list):
+        if any(isinstance(block, dict) and block.get("type") == "tool_result" for block in content):
+            return False
+        content = next((block.get("text") for block in content if isinstance(block, dict)
+                        and block.get("type") == "text"), "")
+    if not isinstance(content, str):
+        return False
+    text = content.lstrip()
+    return bool(text) and not text.startswith(_NOT_TYPED)
 
 
 class ClaudeTranscript:
@@ -345,6 +360,8 @@ class ClaudeTranscript:
             self._add("conversation", _result_text(content), thread)
             return
         base = "injected" if row.get("isMeta") else "conversation"
+        if self.ledger.detail and thread == "main" and base == "conversation" and _is_prompt(content):
+            self.ledger.mark("prompt")  # a turn boundary: the HTML summary looks for cache rebuilds there
         if isinstance(content, str):
             self._text(content, base, thread)
             return
