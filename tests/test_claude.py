@@ -373,4 +373,4 @@ def test_detail_mode_marks_the_prompts_a_person_typed(tmp_path: Path):
     transcript = ClaudeTranscript(describe(write(tmp_path, writer)), chars, "chars/4", detail=True)
     transcript.catch_up()
     prompts = [marker["at"] for marker in transcript.ledger.markers if marker["kind"] == "prompt"]
-    assert prompts == [0, 3]  # before the first call, and before the call after the second question
+    assert prompts == [0, 2]  # before the first call (index 0) and before the third (index 2)
