@@ -129,7 +129,7 @@ def test_text_layout_is_the_user_guides():
 def test_json_has_what_scripts_read():
     rows = [make_row("sess-7f3a91", 10, 100, 200)]
     window = Window.build(NOW)
-    report = Report(summarize(rows), window, "chars/4", "characters / 4 (--estimate)", {"Claude Code": "read"})
+    report = Report(summarize(rows), window, "chars/4", "--estimate", {"Claude Code": "read"})
     data = report.to_json()
     group = data["groups"]["claude-code/interactive"]
     for key in ("sessions", "api_calls", "prompt_tokens_billed", "recorded_over_billed", "exploration_share_of_context",

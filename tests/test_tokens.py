@@ -35,7 +35,7 @@ def test_no_vocabulary_anywhere_means_no_network_and_an_estimate(monkeypatch: py
     def no_network(*args, **kwargs):
         raise AssertionError("choose() must never touch the network")
 
-    monkeypatch.setattr(tokens.urllib.request, "urlopen", no_network)
+    monkeypatch.setattr("urllib.request.urlopen", no_network)
     choice = tokens.choose()
     assert choice.name == tokens.ESTIMATE
     assert "not available offline" in choice.note
@@ -49,7 +49,7 @@ def test_the_report_tries_one_short_download_and_survives_its_failure(monkeypatc
         asked.append(timeout)
         raise OSError("network unreachable")
 
-    monkeypatch.setattr(tokens.urllib.request, "urlopen", offline)
+    monkeypatch.setattr("urllib.request.urlopen", offline)
     choice = tokens.choose_for_report()
     assert choice.name == tokens.ESTIMATE
     assert "download failed" in choice.note
@@ -57,7 +57,7 @@ def test_the_report_tries_one_short_download_and_survives_its_failure(monkeypatc
 
 
 def test_a_download_with_the_wrong_hash_is_not_kept(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(tokens.urllib.request, "urlopen", lambda url, timeout: io.BytesIO(b"not a vocabulary"))
+    monkeypatch.setattr("urllib.request.urlopen", lambda url, timeout: io.BytesIO(b"not a vocabulary"))
     assert tokens.download_vocab() is None
     assert not tokens.own_vocab_path().exists()
 
@@ -65,7 +65,7 @@ def test_a_download_with_the_wrong_hash_is_not_kept(monkeypatch: pytest.MonkeyPa
 @needs_vocab
 def test_a_verified_download_lands_in_xshares_own_directory(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv("XSHARE_VOCAB", raising=False)
-    monkeypatch.setattr(tokens.urllib.request, "urlopen", lambda url, timeout: io.BytesIO(VOCAB.read_bytes()))
+    monkeypatch.setattr("urllib.request.urlopen", lambda url, timeout: io.BytesIO(VOCAB.read_bytes()))
     choice = tokens.choose_for_report()
     assert choice.name == tokens.O200K
     assert choice.vocab == tokens.own_vocab_path()

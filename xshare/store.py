@@ -1,17 +1,15 @@
-"""Where xshare keeps its own files, and how it writes them: atomically, under a lock when shared.
-
-Everything lives in one directory that the hook, the status line and the CLI find without help from
-the plugin system: $XSHARE_HOME if set, else the platform's per-user state directory.
-"""
+"""How xshare writes its own files: atomically, and under a lock when processes share them."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+
+from xshare.paths import state_dir
+
+__all__ = ["atomic_write", "dumps", "loads", "locked", "read_json", "state_dir"]
 
 try:
     import orjson
@@ -29,20 +27,10 @@ except ImportError:  # the plugin runs with nothing but python3
     loads = json.loads
 
 
-def state_dir() -> Path:
-    explicit = os.environ.get("XSHARE_HOME")
-    if explicit:
-        return Path(explicit).expanduser()
-    home = Path.home()
-    if sys.platform == "darwin":
-        return home / "Library" / "Application Support" / "xshare"
-    if os.name == "nt":
-        return Path(os.environ.get("LOCALAPPDATA", home / "AppData" / "Local")) / "xshare"
-    return Path(os.environ.get("XDG_STATE_HOME") or home / ".local" / "state") / "xshare"
-
-
 def atomic_write(path: Path, data: bytes) -> None:
     """Write via a temporary file in the same folder and rename, so readers never see half a file."""
+    import tempfile
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:

@@ -12,7 +12,6 @@ import functools
 import hashlib
 import os
 import tempfile
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,20 +67,22 @@ def _vocab_candidates(vocab: str | None) -> list[Path]:
 def choose(estimate: bool = False, vocab: str | None = None) -> TokenizerChoice:
     """Pick the tokenizer from what is on disk: cheap (no hashing, no tiktoken import)."""
     if estimate:
-        return TokenizerChoice(ESTIMATE, None, "characters / 4 (--estimate)")
+        return TokenizerChoice(ESTIMATE, None, "--estimate")
     if not _tiktoken_installed():
-        return TokenizerChoice(ESTIMATE, None, "characters / 4 (tiktoken is not installed)")
+        return TokenizerChoice(ESTIMATE, None, "tiktoken is not installed")
     for path in _vocab_candidates(vocab):
         if path.is_file():
             return TokenizerChoice(O200K, path, "")
     named = vocab or os.environ.get("XSHARE_VOCAB")
     if named:
-        return TokenizerChoice(ESTIMATE, None, f"characters / 4 (vocabulary file not found: {named})")
-    return TokenizerChoice(ESTIMATE, None, "characters / 4 (o200k_base vocabulary not available offline)")
+        return TokenizerChoice(ESTIMATE, None, f"vocabulary file not found: {named}")
+    return TokenizerChoice(ESTIMATE, None, "o200k_base vocabulary not available offline")
 
 
 def download_vocab(timeout: float = DOWNLOAD_TIMEOUT_S) -> Path | None:
     """Fetch the vocabulary into xshare's state directory; None on any failure."""
+    import urllib.request
+
     target = own_vocab_path()
     try:
         with urllib.request.urlopen(VOCAB_URL, timeout=timeout) as response:  # fixed https URL
@@ -103,7 +104,7 @@ def choose_for_report(estimate: bool = False, vocab: str | None = None) -> Token
     if choice.name == ESTIMATE and wanted_exact and _tiktoken_installed():
         if download_vocab():
             return choose(estimate, vocab)
-        return TokenizerChoice(ESTIMATE, None, choice.note[:-1] + "; the download failed)")
+        return TokenizerChoice(ESTIMATE, None, choice.note + "; the download failed")
     return choice
 
 
@@ -120,7 +121,7 @@ class Counter:
                 self._encode = _load_o200k(choice.vocab).encode_ordinary
             except Exception as error:  # a corrupt or wrong file: say so, keep measuring
                 self.name = ESTIMATE
-                self.choice = TokenizerChoice(ESTIMATE, None, f"characters / 4 (vocabulary unusable: {error})")
+                self.choice = TokenizerChoice(ESTIMATE, None, f"vocabulary unusable: {error}")
 
     def count(self, text: str) -> int:
         if not text:
