@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -68,6 +67,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     from xshare.rows import write_rows
 
     if args.demo:
+        import tempfile
+
         from xshare.demo import write_demo_corpus
 
         demo_home = tempfile.TemporaryDirectory(prefix="xshare-demo-")
@@ -134,14 +135,18 @@ def cmd_collect(args: argparse.Namespace) -> int:
 
 
 def cmd_session(args: argparse.Namespace) -> int:
+    """A session by transcript path (read now), or by id (the live state if the hook keeps one)."""
+    from xshare.live import live_row
     from xshare.sessions import find_session, measure_one
 
-    file = find_session(args.session, args.claude_root)
-    if file is None:
-        _say(f"no Claude Code transcript matches {args.session!r} (give a transcript path or a session id)")
-        return 2
-    row, problems = measure_one(file, _choice(args))
-    _report_problems(problems)
+    row = None if args.session.endswith(".jsonl") or args.claude_root else live_row(args.session, _choice(args))
+    if row is None:
+        file = find_session(args.session, args.claude_root)
+        if file is None:
+            _say(f"no Claude Code transcript matches {args.session!r} (give a transcript path or a session id)")
+            return 2
+        row, problems = measure_one(file, _choice(args))
+        _report_problems(problems)
     if args.json:
         _print_json(row)
     else:
@@ -173,6 +178,54 @@ def cmd_classify(args: argparse.Namespace) -> int:
         verdict = explain_command(command)
         why = f"\t{verdict.reason} (stage {verdict.stage!r}, word {verdict.word!r})" if args.why else ""
         print(f"{verdict.category}\t{command}{why}")
+    return 0
+
+
+def cmd_hook(args: argparse.Namespace) -> int:
+    from xshare.live import main as hook_main
+
+    return hook_main()
+
+
+def cmd_statusline(args: argparse.Namespace) -> int:
+    if args.action == "render":
+        from xshare.statusline import main as render
+
+        options = ["--no-color"] if args.no_color else []
+        options += ["--format", args.format] if args.format else []
+        return render(options + (["--line2", args.line2] if args.line2 else []))
+    from xshare import statusline_setup
+
+    if args.action == "install":
+        code, message = statusline_setup.install(args.force, args.format, args.line2)
+    else:
+        code, message = getattr(statusline_setup, args.action)()
+    print(message, file=sys.stderr if code else sys.stdout)
+    return code
+
+
+def cmd_slash(args: argparse.Namespace) -> int:
+    """What /exploration-share shows: the report, then this session's live figures. Always exits 0,
+    since a failing command would abort the slash command instead of explaining why."""
+    from xshare.live import live_row
+    from xshare.paths import html_file
+
+    report_args = args.report_args[1:] if args.report_args[:1] == ["--"] else args.report_args
+    code = main(["report", *report_args])
+    if code == 2:
+        print("No session started in the window: see the messages above (try --all or --since-days 90).")
+    if args.session:
+        row = live_row(args.session)
+        if row and row["api_calls"]:
+            share = row["exploration_share_of_context"]
+            bill = row["exploration_share_of_prompt"]
+            print(f"\nThis session so far: {row['api_calls']:,} API calls; exploration {share:.1%} of the recorded "
+                  f"context, {bill:.1%} of the bill; calibration {row['recorded_over_billed']:.0%}.")
+        else:
+            print("\nThis session: no live figures yet (the hook updates them after each tool batch).")
+        page = html_file(args.session)
+        where = f"{page}" if page.exists() else f"not written yet: `xshare html {args.session}` writes it"
+        print(f"Its HTML summary: {where}")
     return 0
 
 
@@ -226,6 +279,21 @@ def build_parser() -> argparse.ArgumentParser:
     classify.add_argument("--jsonl", action="store_true",
                           help='read {"tool": NAME, "input": {...}} lines on stdin, print one category each')
     classify.set_defaults(handler=cmd_classify)
+    hook = commands.add_parser("hook", help="Claude Code hook: update the live session state (reads stdin)")
+    hook.set_defaults(handler=cmd_hook)
+
+    status = commands.add_parser("statusline", help="render the status line, or install / remove / status")
+    status.add_argument("action", nargs="?", default="render", choices=["render", "install", "remove", "status"])
+    status.add_argument("--format", help="the line's fields, e.g. 'explore {context} · {calls} calls'")
+    status.add_argument("--line2", help="an optional second line, e.g. 'summary: {html}'")
+    status.add_argument("--no-color", action="store_true", help="no ANSI colours (NO_COLOR also works)")
+    status.add_argument("--force", action="store_true", help="install: replace another status line")
+    status.set_defaults(handler=cmd_statusline)
+
+    slash = commands.add_parser("slash", help="what /exploration-share prints (always exits 0)")
+    slash.add_argument("--session", help="the current session's id, for its live figures")
+    slash.add_argument("report_args", nargs=argparse.REMAINDER, help="arguments for `xshare report`")
+    slash.set_defaults(handler=cmd_slash)
     return parser
 
 

@@ -1,0 +1,121 @@
+"""The Claude Code plugin as Claude Code sees it: its files, and a session replayed end to end through
+the hook and the status line, each run as a separate process with the documented stdin JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import CORPUS, needs_corpus
+
+from xshare.demo import write_demo_corpus
+
+REPO = Path(__file__).resolve().parents[1]
+EVENTS = {"PostToolBatch", "Stop", "SubagentStop", "PreCompact", "PostCompact", "SessionStart", "SessionEnd"}
+
+
+def test_manifest_and_marketplace():
+    manifest = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())
+    assert manifest["name"] == "xshare" and re.fullmatch(r"\d+\.\d+\.\d+", manifest["version"])
+    for key in ("description", "author", "license", "repository", "keywords"):
+        assert manifest[key]
+    market = json.loads((REPO / ".claude-plugin" / "marketplace.json").read_text())
+    assert market["name"] == "xshare" and market["owner"]["name"]
+    assert market["plugins"] == [market["plugins"][0]] and market["plugins"][0]["source"] == "./"
+    assert sorted(path.name for path in (REPO / ".claude-plugin").iterdir()) == ["marketplace.json", "plugin.json"]
+
+
+def test_hooks_are_async_and_run_the_plugins_own_xshare():
+    hooks = json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]
+    assert set(hooks) == EVENTS
+    for groups in hooks.values():
+        (handler,) = [handler for group in groups for handler in group["hooks"]]
+        assert handler["async"] is True and handler["type"] == "command"
+        assert handler["command"] == 'python3 "${CLAUDE_PLUGIN_ROOT}/bin/xshare" hook'
+
+
+def test_the_slash_command_frontmatter():
+    text = (REPO / "commands" / "exploration-share.md").read_text()
+    front = dict(line.split(": ", 1) for line in text.split("---")[1].strip().splitlines())
+    assert set(front) == {"description", "argument-hint", "allowed-tools", "disable-model-invocation"}
+    assert front["disable-model-invocation"] == "true"
+    command = re.search(r"!`(.+?)`", text).group(1)
+    allowed = re.fullmatch(r"Bash\((.+):\*\)", front["allowed-tools"]).group(1)
+    assert command.startswith(allowed)  # pre-approved, or the dynamic context would abort
+
+
+def plugin_env(home: Path, **extra: str) -> dict:
+    env = {"HOME": str(home), "PATH": os.environ.get("PATH", ""), "XSHARE_HOME": str(home / "xshare"),
+           "LANG": "C.UTF-8", **extra}
+    return env
+
+
+def test_with_nothing_but_python3_it_counts_characters_and_says_so(tmp_path: Path):
+    """No site-packages (no tiktoken, no orjson): the plugin's own copy still reports, labelled."""
+    done = subprocess.run([sys.executable, "-I", "-S", str(REPO / "bin" / "xshare"), "report", "--demo"],
+                          capture_output=True, text=True, env=plugin_env(tmp_path), timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "Tokenizer: chars/4 (tiktoken is not installed)" in done.stdout
+
+
+def test_slash_command_output_always_exits_0(tmp_path: Path):
+    done = subprocess.run([sys.executable, str(REPO / "bin" / "xshare"), "slash", "--session", "abc", "--"],
+                          capture_output=True, text=True, env=plugin_env(tmp_path), timeout=120)
+    assert done.returncode == 0
+    assert "No session started in the window" in done.stdout
+    assert "This session: no live figures yet" in done.stdout and "xshare html abc" in done.stdout
+
+
+def replay_like_claude_code(source: Path, target: Path, home: Path, vocab: str | None, pieces: int) -> str:
+    """Append the transcript in pieces, run the hook after each (as Claude Code does after every
+    tool batch), then run the status line once; returns what it printed."""
+    env = plugin_env(home, NO_COLOR="1", **({"XSHARE_VOCAB": vocab} if vocab else {}))
+    data = source.read_bytes()
+    rng = random.Random(source.name)
+    cuts = sorted(rng.sample(range(1, len(data)), min(pieces, len(data) - 1)))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(b"")
+    for start, end in zip([0, *cuts], [*cuts, len(data)], strict=True):
+        with target.open("ab") as handle:
+            handle.write(data[start:end])
+        payload = {"session_id": target.stem, "transcript_path": str(target), "cwd": "/home/dev/x",
+                   "hook_event_name": "PostToolBatch", "tool_calls": []}
+        hook = subprocess.run([sys.executable, str(REPO / "bin" / "xshare"), "hook"], input=json.dumps(payload),
+                              capture_output=True, text=True, env=env, timeout=120)
+        assert hook.returncode == 0 and hook.stdout == "" and hook.stderr == ""
+    status = {"session_id": target.stem, "transcript_path": str(target), "version": "2.1.90",
+              "model": {"id": "claude-sonnet-4-6", "display_name": "Sonnet 4.6"},
+              "context_window": {"used_percentage": 37.0, "context_window_size": 200000}}
+    shown = subprocess.run([sys.executable, "-I", "-S", str(REPO / "statusline" / "statusline.py")],
+                           input=json.dumps(status), capture_output=True, text=True, env=env, timeout=30)
+    assert shown.returncode == 0
+    session = subprocess.run([sys.executable, str(REPO / "bin" / "xshare"), "session", str(target), "--json"],
+                             capture_output=True, text=True, env=env, timeout=120)
+    row = json.loads(session.stdout)
+    expected = (f"explore {row['exploration_share_of_context']:.1%} of context · "
+                f"{row['exploration_share_of_prompt']:.1%} of bill · calib {row['recorded_over_billed']:.0%} · "
+                f"{row['api_calls']:,} calls · ctx 37%")
+    assert shown.stdout.strip() == expected
+    return shown.stdout
+
+
+def test_end_to_end_on_demo_transcripts(tmp_path: Path):
+    demo = write_demo_corpus(tmp_path / "demo")
+    vocab = os.environ.get("XSHARE_VOCAB")
+    for source in sorted(demo.rglob("*.jsonl"), key=lambda item: -item.stat().st_size)[:2]:
+        replay_like_claude_code(source, tmp_path / "live" / source.name, tmp_path / "home", vocab, pieces=6)
+
+
+@needs_corpus
+@pytest.mark.parametrize("index", [0, 1])
+def test_end_to_end_on_real_transcripts(tmp_path: Path, index: int):
+    files = sorted((CORPUS / "claude").rglob("*.jsonl"), key=lambda item: item.stat().st_size)
+    source = files[len(files) * (index + 1) // 3]
+    replay_like_claude_code(source, tmp_path / "live" / "s.jsonl", tmp_path / "home",
+                            os.environ.get("XSHARE_VOCAB"), pieces=5)
