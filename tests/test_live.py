@@ -15,7 +15,7 @@ from xshare import live, tokens
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
 from xshare.paths import file_name, line_file, live_dir, state_dir
-from xshare.sources.claude import describe
+from xshare.sources.claude import ClaudeTranscript, describe
 from xshare.store import locked
 
 
@@ -82,7 +82,8 @@ def test_a_call_with_nothing_new_loads_neither_state_nor_tokenizer(demo: Path, m
         raise AssertionError("an idle hook call must not get this far")
 
     monkeypatch.setattr(tokens, "Counter", forbidden)
-    monkeypatch.setattr(live.ClaudeTranscript, "from_state", forbidden)
+    monkeypatch.setattr(ClaudeTranscript, "from_state", forbidden)
+    monkeypatch.setattr(live, "update", forbidden)
     hook(hook_payload(path, "Stop"))
     assert line_file(path.stem).read_bytes() == summary_before
     assert not (state_dir() / "logs" / "hook.log").exists()

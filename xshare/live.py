@@ -12,6 +12,7 @@ Code never waits for it.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -19,11 +20,10 @@ import traceback
 from pathlib import Path
 
 from xshare import METHOD_VERSION
-from xshare import tokens as tokenizers
 from xshare.paths import file_name, html_file, line_file, live_dir, state_dir
-from xshare.sources.claude import ClaudeTranscript, TranscriptFile, describe
-from xshare.store import atomic_write, dumps, locked, read_json
 
+# the reader, the tokenizer and orjson are imported only once there is work to do: the idle call
+# (nothing appended since the last one) is the common case and must stay cheap
 _LOG_LIMIT = 1 << 20
 
 
@@ -34,17 +34,22 @@ def state_file(session_id: str) -> Path:
 class _LazyCount:
     """A token counter that loads the tokenizer on its first use, so an idle call never pays for it."""
 
-    def __init__(self, choice: tokenizers.TokenizerChoice) -> None:
+    def __init__(self, choice) -> None:
         self.choice = choice
-        self._counter: tokenizers.Counter | None = None
+        self._counter = None
 
     def __call__(self, text: str) -> int:
         if self._counter is None:
-            self._counter = tokenizers.Counter(self.choice)
+            from xshare.tokens import Counter
+
+            self._counter = Counter(self.choice)
         return self._counter.count(text)
 
 
-def _resume(file: TranscriptFile, choice: tokenizers.TokenizerChoice) -> ClaudeTranscript:
+def _resume(file, choice):
+    from xshare.sources.claude import ClaudeTranscript
+    from xshare.store import read_json
+
     count = _LazyCount(choice)
     saved = read_json(state_file(file.session_id))
     if isinstance(saved, dict) and saved.get("method") == METHOD_VERSION and saved.get("tokenizer") == choice.name:
@@ -55,23 +60,28 @@ def _resume(file: TranscriptFile, choice: tokenizers.TokenizerChoice) -> ClaudeT
     return ClaudeTranscript(file, count, choice.name)
 
 
-def _unchanged(file: TranscriptFile, choice: tokenizers.TokenizerChoice) -> bool:
-    """True when the summary already covers every byte of the transcript (the common hook call)."""
-    summary = read_json(line_file(file.session_id))
+def is_current(path: Path, session_id: str, tokenizer: str | None = None) -> bool:
+    """True when the saved summary already covers every byte of the transcript (the common call)."""
     try:
-        size = file.path.stat().st_size
-    except OSError:
+        with open(line_file(session_id), "rb") as handle:
+            summary = json.loads(handle.read())
+        size = path.stat().st_size
+    except (OSError, ValueError):
         return False
-    return (isinstance(summary, dict) and summary.get("offset") == size and summary.get("tokenizer") == choice.name
-            and summary.get("method") == METHOD_VERSION)
+    return (isinstance(summary, dict) and summary.get("offset") == size and summary.get("method") == METHOD_VERSION
+            and tokenizer in (None, summary.get("tokenizer")))
 
 
-def update(path: Path, choice: tokenizers.TokenizerChoice | None = None) -> dict | None:
-    """Bring one transcript's live state up to date; returns its row (None if nothing was read)."""
+def update(path: Path, choice=None) -> dict | None:
+    """Bring one transcript's live state up to date; returns its row (None if it already was)."""
+    from xshare import tokens
+    from xshare.sources.claude import describe
+    from xshare.store import atomic_write, dumps, locked
+
     file = describe(path)
-    choice = choice or tokenizers.choose()
+    choice = choice or tokens.choose()
     with locked(live_dir() / f"{file_name(file.session_id)}.lock"):
-        if _unchanged(file, choice):
+        if is_current(path, file.session_id, choice.name):
             return None
         transcript = _resume(file, choice)
         transcript.catch_up()
@@ -99,9 +109,13 @@ def summary(row: dict, offset: int, path: Path) -> dict:
     }
 
 
-def live_row(session_id: str, choice: tokenizers.TokenizerChoice | None = None) -> dict | None:
-    """A session's row from its live state, if the hook has one under the current tokenizer."""
-    choice = choice or tokenizers.choose()
+def live_row(session_id: str, choice=None) -> dict | None:
+    """A session's row from its live state, if the hook keeps one under the current tokenizer."""
+    from xshare import tokens
+    from xshare.sources.claude import ClaudeTranscript, describe
+    from xshare.store import read_json
+
+    choice = choice or tokens.choose()
     saved = read_json(state_file(session_id))
     if not isinstance(saved, dict) or saved.get("method") != METHOD_VERSION or saved.get("tokenizer") != choice.name:
         return None
@@ -114,24 +128,25 @@ def live_row(session_id: str, choice: tokenizers.TokenizerChoice | None = None) 
         return None
 
 
-def transcripts_of(payload: dict) -> list[Path]:
-    """The transcript files a hook call is about: the session's, and a finished subagent's."""
+def transcripts_of(payload: dict) -> list[tuple[Path, str | None]]:
+    """The transcripts a hook call is about, each with its session id when the payload names it: the
+    session's own (its file stem is the session id) and, at SubagentStop, the subagent's."""
     found = []
+    session = payload.get("session_id")
     for key in ("transcript_path", "agent_transcript_path"):
         value = payload.get(key)
         if isinstance(value, str) and value.endswith(".jsonl"):
-            found.append(Path(value).expanduser())
+            path = Path(value).expanduser()
+            found.append((path, session if key == "transcript_path" and path.stem == session else None))
     return found
 
 
 def run_hook(stdin: bytes) -> None:
     """`xshare hook`: never prints, never fails; problems go to the log in xshare's state directory."""
     try:
-        from xshare.store import loads
-
-        payload = loads(stdin) if stdin.strip() else {}
-        if isinstance(payload, dict):
-            for path in transcripts_of(payload):
+        payload = json.loads(stdin) if stdin.strip() else {}
+        for path, session_id in transcripts_of(payload) if isinstance(payload, dict) else ():
+            if session_id is None or not is_current(path, session_id):
                 update(path)
     except Exception:  # the hook must exit 0 whatever happens; the log says what went wrong
         _log(traceback.format_exc())
