@@ -21,7 +21,8 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XSHARE_HOME", str(tmp_path / "xshare-home"))
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tiktoken-cache"))
-    for name in ("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XSHARE_VOCAB", "NO_COLOR"):
+    for name in ("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XSHARE_VOCAB", "NO_COLOR", "HERMES_HOME",
+                 "HERMES_SESSION_ID"):
         monkeypatch.delenv(name, raising=False)
     if VOCAB.is_file():
         monkeypatch.setenv("XSHARE_VOCAB", str(VOCAB))

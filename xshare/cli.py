@@ -54,7 +54,8 @@ def _choice(args: argparse.Namespace, may_download: bool = False) -> tokenizers.
 def _measure_in_window(args: argparse.Namespace, window, may_download: bool):
     from xshare.sessions import measure_all
 
-    measured = measure_all(args.claude_root, _choice(args, may_download), window.since, not args.no_cache)
+    measured = measure_all(args.claude_root, _choice(args, may_download), window.since, not args.no_cache,
+                           hermes_dbs=args.hermes_db)
     _report_problems(measured.problems)
     placed = [(window.place(row), row) for row in measured.rows if row["api_calls"] > 0]
     rows = [row for place, row in placed if place == "in"]
@@ -73,6 +74,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
         demo_home = tempfile.TemporaryDirectory(prefix="xshare-demo-")
         args.claude_root = [str(write_demo_corpus(Path(demo_home.name)))]
+        args.hermes_db = []  # the demo is the shipped corpus only, never this machine's Hermes sessions
         args.no_cache = True
         window = Window(None, datetime.now(timezone.utc), "the demo corpus that ships with xshare")
     else:
@@ -233,6 +235,9 @@ def _add_measure_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--claude-root", action="append", metavar="DIR",
                         help="a Claude Code config or projects folder (repeatable); default: $CLAUDE_CONFIG_DIR, "
                              "else ~/.claude and ~/.config/claude")
+    parser.add_argument("--hermes-db", action="append", metavar="PATH",
+                        help="a Hermes state.db, opened read-only (repeatable); default: $HERMES_HOME/state.db, "
+                             "else ~/.hermes/state.db, plus ~/.hermes/profiles/*/state.db")
     parser.add_argument("--estimate", action="store_true", help="count characters / 4 instead of o200k_base")
     parser.add_argument("--vocab", metavar="FILE", help="o200k_base.tiktoken file to use (or $XSHARE_VOCAB)")
     parser.add_argument("--no-cache", action="store_true", help="read every transcript again")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from xshare import METHOD_VERSION
 from xshare import tokens as tokenizers
-from xshare.sources import claude
+from xshare.sources import claude, hermes
 from xshare.sources.claude import ClaudeTranscript, TranscriptFile
 from xshare.store import atomic_write, dumps, read_json, state_dir
 
@@ -37,8 +37,8 @@ class Measured:
     looked_in: list[str] = field(default_factory=list)  # for the "nothing found" message (stderr)
 
 
-def cache_path() -> Path:
-    return state_dir() / "cache" / "claude-rows.json"
+def cache_path(agent: str = "claude") -> Path:
+    return state_dir() / "cache" / f"{agent}-rows.json"
 
 
 def _init_worker(choice: tokenizers.TokenizerChoice) -> None:
@@ -134,21 +134,61 @@ def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None) ->
     return results
 
 
-def _load_cache(choice: tokenizers.TokenizerChoice) -> dict:
-    data = read_json(cache_path())
+def _load_cache(choice: tokenizers.TokenizerChoice, agent: str = "claude") -> dict:
+    data = read_json(cache_path(agent))
     if not isinstance(data, dict) or data.get("method") != METHOD_VERSION or data.get("tokenizer") != choice.name:
         return {}
     entries = data.get("entries")
     return entries if isinstance(entries, dict) else {}
 
 
-def _save_cache(choice: tokenizers.TokenizerChoice, entries: dict) -> None:
+def _save_cache(choice: tokenizers.TokenizerChoice, entries: dict, agent: str = "claude") -> None:
     payload = {"method": METHOD_VERSION, "tokenizer": choice.name, "entries": entries}
     try:
-        atomic_write(cache_path(), dumps(payload))
+        atomic_write(cache_path(agent), dumps(payload))
     except OSError as error:
         print(f"xshare: could not write the cache ({error.strerror}); the next report reads everything again",
               file=sys.stderr)
+
+
+def _database_stamp(path: Path) -> list[int] | None:
+    """A Hermes database changes through its -wal as well as the file itself."""
+    stamp = []
+    for part in (path, path.with_name(path.name + "-wal")):
+        try:
+            stat = part.stat()
+            stamp += [stat.st_size, stat.st_mtime_ns]
+        except FileNotFoundError:
+            stamp += [0, 0]
+        except OSError:
+            return None
+    return stamp
+
+
+def measure_hermes(
+    databases: list[Path], choice: tokenizers.TokenizerChoice, since: datetime | None = None, use_cache: bool = True
+) -> tuple[list[dict], Counter]:
+    """Rows of every session in these Hermes databases, counted with the same tokenizer as Claude's rows.
+    A database is read again only when it (or its -wal) changed, or for a window reaching further back."""
+    cached = _load_cache(choice, "hermes") if use_cache else {}
+    rows: list[dict] = []
+    problems: Counter = Counter()
+    fresh: dict[str, list] = {}
+    for path in databases:
+        stamp, start = _database_stamp(path), since.isoformat() if since else None
+        entry = cached.get(str(path))
+        if stamp and entry and entry[0] == stamp and (entry[1] is None or (start is not None and entry[1] <= start)):
+            fresh[str(path)] = entry
+        else:
+            _init_worker(choice)
+            found, trouble = hermes.measure_hermes([path], _counter.count, _counter.name, since=since)
+            choice = _counter.choice  # the vocabulary may have proved unusable on load
+            fresh[str(path)] = [stamp, start, found, dict(trouble)]
+        rows += fresh[str(path)][2]
+        problems.update(fresh[str(path)][3])
+    if use_cache and fresh != {key: cached.get(key) for key in fresh}:
+        _save_cache(choice, {**cached, **fresh}, "hermes")
+    return rows, problems
 
 
 def measure_all(
@@ -156,13 +196,27 @@ def measure_all(
     choice: tokenizers.TokenizerChoice,
     since: datetime | None = None,
     use_cache: bool = True,
+    hermes_dbs: list[str] | None = None,
 ) -> Measured:
-    """Every agent's sessions on this machine (or under the roots given)."""
+    """Every agent's sessions on this machine (or under the roots and databases given; hermes_dbs=[]: none)."""
     roots = [claude.resolve_root(root) for root in claude_roots] if claude_roots else claude.default_roots()
     files = claude.discover(roots)
     result = measure_claude(files, choice, since=since, use_cache=use_cache)
     result.sources["Claude Code"] = "read" if files else "not found"
     result.looked_in += [f"Claude Code transcripts under {root}" for root in roots]
+    if hermes_dbs is None:
+        databases = hermes.default_databases()
+        result.looked_in.append("Hermes state.db in $HERMES_HOME or ~/.hermes, and ~/.hermes/profiles/*")
+    else:
+        databases = [Path(path).expanduser() for path in hermes_dbs]
+        result.looked_in += [f"Hermes state.db at {path}" for path in databases]
+    if databases:
+        rows, problems = measure_hermes(databases, result.tokenizer or choice, since, use_cache)
+        result.rows += rows
+        result.problems.update(problems)
+        if _counter:
+            result.tokenizer = _counter.choice  # the vocabulary may have proved unusable on load
+    result.sources["Hermes"] = "read" if any(path.is_file() for path in databases) else "not found"
     return result
 
 

@@ -1,0 +1,162 @@
+"""How fast the live parts are where a person waits: the status line and the hook, on a 100 MB session.
+
+Builds an invented Claude Code transcript of --size-mb (default 110) with the demo's transcript
+writer, brings its live state up to date once, then measures in one run, interleaved, medians of
+--runs whole processes each:
+  - the status line (`python3 -I -S statusline/statusline.py`) against `python3 -I -c pass`
+    (goal: at most 3x), and `npx ccusage statusline` on the same input when it installs;
+  - a hook call with no new bytes (goal: <= 150 ms) and with 50 KB appended, against reading the
+    whole transcript from scratch (the cost must follow the new bytes, not the file);
+  - the tokenizer load, cold and with the parsed vocabulary cached.
+
+    python bench/live_speed.py [--size-mb N] [--runs N] [--no-ccusage]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+VOCAB = REPO.parent / "shared" / "vocab" / "o200k_base.tiktoken"
+sys.path.insert(0, str(REPO))
+
+
+def build_transcript(path: Path, size_mb: int) -> None:
+    """A long invented session: reads, greps, edits and test runs, compacted every 150 calls."""
+    from xshare.demo import TranscriptWriter, text
+
+    writer = TranscriptWriter("bench-session", "/home/dev/big", start=datetime(2026, 11, 1, tzinfo=timezone.utc))
+    module = "".join(f"def handler_{n}(request):\n    return respond(request, status={200 + n % 5})\n\n"
+                     for n in range(400))
+    writer.user("Walk the handlers and make every status code explicit.")
+    step = 0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as out:
+        while out.tell() < size_mb * 1_000_000:
+            step += 1
+            name = f"/home/dev/big/handlers/h{step % 97}.py"
+            read = writer.use("Read", {"file_path": name})
+            writer.read_result(read, name, module)
+            grep = writer.use("Bash", {"command": f"rg -n 'status=20{step % 5}' handlers/"})
+            writer.bash_result(grep, "".join(f"handlers/h{n}.py:{n}:    status=20{step % 5}\n" for n in range(40)))
+            edit = writer.use("Edit", {"file_path": name, "old_string": "status=200", "new_string": "status=HTTP_OK"})
+            writer.edit_result(edit, name, "status=200", "status=HTTP_OK", module)
+            if step % 150 == 0:
+                writer.compact(f"Summary after {step} steps: handlers h0..h96 updated.")
+            if step % 10 == 0:
+                writer.call(text(f"Step {step} done."))
+            for line in writer.lines():
+                out.write(line + "\n")
+            writer.rows.clear()
+
+
+def timed(command: list[str], stdin: bytes, env: dict) -> float:
+    started = time.perf_counter()
+    subprocess.run(command, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=False)
+    return time.perf_counter() - started
+
+
+def median_ms(values: list[float]) -> str:
+    return f"{statistics.median(values) * 1000:.0f} ms (min {min(values) * 1000:.0f}, max {max(values) * 1000:.0f})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size-mb", type=int, default=110)
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--no-ccusage", action="store_true")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="xshare-live-bench-"))
+    env = {**os.environ, "XSHARE_HOME": str(work / "home"), "NO_COLOR": "1"}
+    if VOCAB.is_file():
+        env.setdefault("XSHARE_VOCAB", str(VOCAB))
+    os.environ.update({key: env[key] for key in ("XSHARE_HOME", "XSHARE_VOCAB") if key in env})
+    transcript = work / "projects" / "-home-dev-big" / "bench-session.jsonl"
+    started = time.perf_counter()
+    build_transcript(transcript, args.size_mb)
+    size = transcript.stat().st_size
+    print(f"transcript: {size / 1e6:.1f} MB, built in {time.perf_counter() - started:.1f} s; runs: {args.runs}")
+
+    python = sys.executable
+    hook = [python, str(REPO / "bin" / "xshare"), "hook"]
+    hook_input = json.dumps({"session_id": transcript.stem, "transcript_path": str(transcript),
+                             "hook_event_name": "PostToolBatch"}).encode()
+    first = timed(hook, hook_input, env)
+    print(f"hook    first call, whole transcript from scratch: {first:.2f} s ({size / 1e6 / first:.0f} MB/s)")
+
+    status_input = json.dumps({"session_id": transcript.stem, "transcript_path": str(transcript),
+                               "context_window": {"used_percentage": 41.0}}).encode()
+    line = subprocess.run([python, "-I", "-S", str(REPO / "statusline" / "statusline.py")], input=status_input,
+                          capture_output=True, env=env).stdout.decode().strip()
+    print(f"status  prints: {line}")
+    ours, bare, idle = [], [], []
+    for _ in range(args.runs):
+        ours.append(timed([python, "-I", "-S", str(REPO / "statusline" / "statusline.py")], status_input, env))
+        bare.append(timed([python, "-I", "-c", "pass"], b"", env))
+        idle.append(timed(hook, hook_input, env))
+    ratio = statistics.median(ours) / statistics.median(bare)
+    print(f"status  xshare status line: {median_ms(ours)}; python3 -I -c pass: {median_ms(bare)}; "
+          f"ratio {ratio:.2f} (goal <= 3)")
+    if not args.no_ccusage and shutil.which("npx"):
+        ccusage = ["npx", "--yes", "ccusage@latest", "statusline"]
+        ccusage_env = {**env, "CLAUDE_CONFIG_DIR": str(work)}
+        if subprocess.run(ccusage, input=status_input, capture_output=True, env=ccusage_env).returncode == 0:
+            theirs = [timed(ccusage, status_input, ccusage_env) for _ in range(max(3, args.runs // 3))]
+            print(f"status  npx ccusage statusline: {median_ms(theirs)}; "
+                  f"ccusage / xshare {statistics.median(theirs) / statistics.median(ours):.1f}")
+        else:
+            print("status  npx ccusage statusline: did not run here")
+    print(f"hook    no new bytes: {median_ms(idle)} (goal <= 150 ms)")
+
+    appended = []
+    for _ in range(max(3, args.runs // 3)):
+        before = transcript.stat().st_size
+        with transcript.open("ab") as handle:
+            handle.write(grow_by(50_000))
+        appended.append((timed(hook, hook_input, env), transcript.stat().st_size - before))
+    seconds = [value for value, _ in appended]
+    print(f"hook    50 KB appended: {median_ms(seconds)} against {first:.2f} s for the whole file "
+          f"({statistics.median(seconds) / first:.1%} of it)")
+    print(f"tokens  tokenizer load: {load_seconds(env, fresh=True):.2f} s cold, "
+          f"{load_seconds(env, fresh=False):.2f} s with the parsed vocabulary cached")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def grow_by(size: int) -> bytes:
+    """About `size` bytes of new turns for the bench session (fresh ids, so each is new work)."""
+    from xshare.demo import TranscriptWriter, text
+
+    writer = TranscriptWriter(f"grow-{time.time_ns()}", "/home/dev/big", start=datetime.now(timezone.utc))
+    writer.user("One more pass.")
+    lines: list[str] = []
+    while sum(len(line) + 1 for line in lines) < size:
+        read = writer.use("Read", {"file_path": "/home/dev/big/extra.py"})
+        writer.read_result(read, "/home/dev/big/extra.py", f"# {time.time_ns()}\n" + "x = 1\n" * 200)
+        writer.call(text("ok"))
+        lines = writer.lines()
+    return "".join(line + "\n" for line in lines).encode()
+
+
+def load_seconds(env: dict, fresh: bool) -> float:
+    home = Path(env["XSHARE_HOME"])
+    if fresh:
+        shutil.rmtree(home / "vocab", ignore_errors=True)
+    code = "import time; t=time.perf_counter(); from xshare import tokens; tokens.Counter(tokens.choose()); " \
+           "print(time.perf_counter()-t)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**env, "PYTHONPATH": str(REPO)})
+    return float(done.stdout.strip() or "nan")
+
+
+if __name__ == "__main__":
+    main()
