@@ -216,7 +216,8 @@ def measure_all(
         result.problems.update(problems)
         if _counter:
             result.tokenizer = _counter.choice  # the vocabulary may have proved unusable on load
-    result.sources["Hermes"] = "read" if any(path.is_file() for path in databases) else "not found"
+    if hermes_dbs != []:  # an explicit empty list (the demo) looks for no Hermes database at all
+        result.sources["Hermes"] = "read" if any(path.is_file() for path in databases) else "not found"
     return result
 
 
