@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,3 +29,16 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     if VOCAB.is_file():
         monkeypatch.setenv("XSHARE_VOCAB", str(VOCAB))
     return home
+
+
+def append_in_pieces(source: Path, target: Path, rng: random.Random, pieces: int) -> Iterator[None]:
+    """Write `source` into `target` the way Claude Code does, a piece at a time with lines cut anywhere;
+    yields after each piece (where the caller runs the hook)."""
+    data = source.read_bytes()
+    cuts = sorted(rng.sample(range(1, len(data)), min(pieces, len(data) - 1)))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(b"")
+    for start, end in zip([0, *cuts], [*cuts, len(data)], strict=True):
+        with target.open("ab") as handle:
+            handle.write(data[start:end])
+        yield

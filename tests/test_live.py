@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, needs_corpus
+from conftest import CORPUS, append_in_pieces, needs_corpus
 
 from xshare import live, tokens
 from xshare.cli import main
@@ -34,15 +34,8 @@ def session_json(capsys, *argv: str) -> dict:
 
 
 def replay(source: Path, target: Path, rng: random.Random, pieces: int = 12) -> None:
-    """Write `source` into `target` the way Claude Code does, a piece at a time (cutting lines
-    anywhere), calling the hook after every piece."""
-    data = source.read_bytes()
-    cuts = sorted(rng.sample(range(1, len(data)), min(pieces, len(data) - 1)))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(b"")
-    for start, end in zip([0, *cuts], [*cuts, len(data)], strict=True):
-        with target.open("ab") as handle:
-            handle.write(data[start:end])
+    """Append `source` to `target` in pieces, calling the hook after each, as Claude Code does."""
+    for _ in append_in_pieces(source, target, rng, pieces):
         hook(hook_payload(target))
 
 

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, needs_corpus
+from conftest import CORPUS, append_in_pieces, needs_corpus
 
 from xshare.demo import write_demo_corpus
 
@@ -76,14 +76,7 @@ def replay_like_claude_code(source: Path, target: Path, home: Path, vocab: str |
     """Append the transcript in pieces, run the hook after each (as Claude Code does after every
     tool batch), then run the status line once; returns what it printed."""
     env = plugin_env(home, NO_COLOR="1", **({"XSHARE_VOCAB": vocab} if vocab else {}))
-    data = source.read_bytes()
-    rng = random.Random(source.name)
-    cuts = sorted(rng.sample(range(1, len(data)), min(pieces, len(data) - 1)))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(b"")
-    for start, end in zip([0, *cuts], [*cuts, len(data)], strict=True):
-        with target.open("ab") as handle:
-            handle.write(data[start:end])
+    for _ in append_in_pieces(source, target, random.Random(source.name), pieces):
         payload = {"session_id": target.stem, "transcript_path": str(target), "cwd": "/home/dev/x",
                    "hook_event_name": "PostToolBatch", "tool_calls": []}
         hook = subprocess.run([sys.executable, str(REPO / "bin" / "xshare"), "hook"], input=json.dumps(payload),

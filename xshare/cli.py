@@ -33,17 +33,15 @@ def _report_problems(problems: dict) -> None:
 
 
 def _window(args: argparse.Namespace):
-    """The window the flags ask for; ValueError (exit 2) for a date that does not parse."""
+    """The window the flags ask for, or None (after saying why) for a date that does not parse."""
     from xshare.report import Window
 
-    return Window.build(
-        datetime.now(timezone.utc),
-        since_days=args.since_days,
-        since=args.since,
-        until=args.until,
-        everything=args.all,
-        lag_hours=args.lag_hours,
-    )
+    try:
+        return Window.build(datetime.now(timezone.utc), since_days=args.since_days, since=args.since,
+                            until=args.until, everything=args.all, lag_hours=args.lag_hours)
+    except ValueError as error:
+        _say(str(error))
+        return None
 
 
 def _choice(args: argparse.Namespace, may_download: bool = False) -> tokenizers.TokenizerChoice:
@@ -78,10 +76,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         args.no_cache = True
         window = Window(None, datetime.now(timezone.utc), "the demo corpus that ships with xshare")
     else:
-        try:
-            window = _window(args)
-        except ValueError as error:
-            _say(str(error))
+        window = _window(args)
+        if window is None:
             return 2
     measured, rows, deferred = _measure_in_window(args, window, may_download=True)
     if not rows:
@@ -110,10 +106,8 @@ def cmd_collect(args: argparse.Namespace) -> int:
     from xshare.report import group_key, summarize
     from xshare.rows import merge_rows, read_rows, write_rows
 
-    try:
-        window = _window(args)
-    except ValueError as error:
-        _say(str(error))
+    window = _window(args)
+    if window is None:
         return 2
     _, rows, deferred = _measure_in_window(args, window, may_download=True)
     path = Path(args.rows)
