@@ -181,3 +181,19 @@ def test_classify_commands_and_jsonl(capsys, monkeypatch: pytest.MonkeyPatch):
     code, out, err = run(capsys, "classify", "--jsonl")
     assert out.split() == ["exploration", "exploration", "edit", "web", "invalid"]
     assert "line 5" in err
+
+
+def test_a_session_without_api_calls_is_counted_with_an_unknown_share(capsys, tmp_path: Path):
+    from datetime import datetime, timezone
+
+    from xshare.demo import TranscriptWriter
+
+    writer = TranscriptWriter("quiet", "/home/dev/app", start=datetime(2026, 11, 20, tzinfo=timezone.utc))
+    writer.user("/cost")
+    writer.synthetic("No response requested.")
+    writer.write(tmp_path / "projects" / "-home-dev-app" / "quiet.jsonl")
+    code, out, _ = run(capsys, "report", "--all", "--json", "--claude-root", str(tmp_path))
+    group = json.loads(out)["groups"]["claude-code/interactive"]
+    assert code == 0
+    assert (group["sessions"], group["sessions_with_api_calls"], group["api_calls"]) == (1, 0, 0)
+    assert group["exploration_share_of_context"] is None and group["median_session_share"] is None

@@ -59,9 +59,8 @@ def test_calls_and_billed_prompt_per_group_match_an_independent_count(root: Path
     captured = capsys.readouterr()
     report = json.loads(captured.out)
     calls, prompt = independent_count(root)
-    expected = {group for group, count in calls.items() if count}
-    assert set(report["groups"]) == expected
-    for group in expected:
+    assert set(report["groups"]) >= {group for group, count in calls.items() if count}
+    for group in report["groups"]:
         assert report["groups"][group]["api_calls"] == calls[group], group
         assert report["groups"][group]["prompt_tokens_billed"] == prompt[group], group
         share = report["groups"][group]["exploration_share_of_context"]

@@ -55,7 +55,7 @@ def _measure_in_window(args: argparse.Namespace, window, may_download: bool):
     measured = measure_all(args.claude_root, _choice(args, may_download), window.since, not args.no_cache,
                            hermes_dbs=args.hermes_db)
     _report_problems(measured.problems)
-    placed = [(window.place(row), row) for row in measured.rows if row["api_calls"] > 0]
+    placed = [(window.place(row), row) for row in measured.rows]  # a session without API calls is a session
     rows = [row for place, row in placed if place == "in"]
     deferred = sum(1 for place, _ in placed if place == "deferred")
     return measured, rows, deferred

@@ -154,6 +154,7 @@ def summarize(rows: list[dict]) -> dict[str, dict]:
             "agent": agent,
             "source": source,
             "sessions": len(group),
+            "sessions_with_api_calls": sum(1 for row in group if row["api_calls"]),
             "api_calls": sum(row["api_calls"] for row in group),
             "prompt_tokens_billed": prompt,
             "context_tokens": context,

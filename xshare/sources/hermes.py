@@ -397,7 +397,9 @@ def measure_session(
     if call_rows and not prompt:
         problems["Hermes sessions with API calls but no token counts (no billing cap applied)"] += 1
     if prompt and not call_rows:
-        problems["Hermes sessions billed for prompt tokens but with no assistant row (not counted)"] += 1
+        # the bill is real even when its messages are gone: all of it is context nobody recorded
+        problems["Hermes sessions billed for prompt tokens but with no assistant row (billed as overhead)"] += 1
+        ledger.prompt_billed = prompt
     model = session.get("model") if isinstance(session.get("model"), str) else None
     call_number = 0
     unanswered: list[tuple[str, str]] = []
