@@ -225,6 +225,16 @@ def cmd_slash(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_html(args: argparse.Namespace) -> int:
+    """One session's HTML summary (or --index: every session's), written to a file whose path is printed."""
+    from xshare.html import cli_html
+
+    if args.hermes_db:
+        _say("the HTML summary reads Claude Code transcripts; Hermes sessions are not supported yet")
+        return 2
+    return cli_html(args, _say)
+
+
 def _add_measure_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--claude-root", action="append", metavar="DIR",
                         help="a Claude Code config or projects folder (repeatable); default: $CLAUDE_CONFIG_DIR, "
@@ -293,6 +303,18 @@ def build_parser() -> argparse.ArgumentParser:
     slash.add_argument("--session", help="the current session's id, for its live figures")
     slash.add_argument("report_args", nargs=argparse.REMAINDER, help="arguments for `xshare report`")
     slash.set_defaults(handler=cmd_slash)
+
+    page = commands.add_parser("html", help="write a session's HTML summary and print its path")
+    page.add_argument("session", nargs="?", metavar="SESSION",
+                      help="a session id or a transcript path; default: the session with the latest activity")
+    page.add_argument("-o", "--output", metavar="FILE",
+                      help="write here (subagents' pages go beside it); default: html/ in xshare's state folder")
+    page.add_argument("--open", action="store_true", help="also open the page in a browser")
+    page.add_argument("--index", action="store_true",
+                      help="write html/index.html listing every session, and the pages it links to")
+    page.add_argument("--demo", action="store_true", help="use the invented demo corpus that ships with xshare")
+    _add_measure_options(page)
+    page.set_defaults(handler=cmd_html)
     return parser
 
 
