@@ -293,6 +293,22 @@ def test_lone_surrogates_are_read_not_rejected(tmp_path: Path):
     assert transcript.row()["first_time_tokens"]["conversation"] > clean["first_time_tokens"]["conversation"]
 
 
+def test_a_lone_surrogate_in_a_tool_call_or_a_model_name_is_counted_not_fatal(tmp_path: Path):
+    path, clean = healthy(tmp_path)
+    call = (b'{"type": "assistant", "uuid": "a-sur", "requestId": "req-sur", "message": {"model": "m\\udc80", '
+            b'"usage": {"input_tokens": 9000, "output_tokens": 5}, "content": [{"type": "tool_use", '
+            b'"id": "toolu_sur", "name": "Bash", "input": {"command": "echo \\ud800 half"}}]}}\n')
+    path.write_bytes(path.read_bytes() + call)
+    transcript = measure(path)
+    row = transcript.row()
+    assert row["api_calls"] == clean["api_calls"] + 1 and not transcript.problems
+    assert sum(row["first_time_tokens"].values()) > sum(clean["first_time_tokens"].values())
+    from xshare.store import dumps, loads
+
+    assert loads(dumps(row)) == {**row, "models": [m.replace("\udc80", "\ufffd") for m in row["models"]],
+                                 "model": row["model"].replace("\udc80", "\ufffd")}
+
+
 def test_empty_and_vanished_files(tmp_path: Path):
     empty = tmp_path / "projects" / "-p" / "empty.jsonl"
     empty.parent.mkdir(parents=True)

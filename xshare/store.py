@@ -3,27 +3,36 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 from xshare.paths import state_dir
 
 __all__ = ["atomic_write", "dumps", "loads", "locked", "read_json", "state_dir"]
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _dumps_text(obj: object) -> bytes:
+    """A lone surrogate (transcripts hold them, e.g. in a tool call's input) is not UTF-8: it is written
+    as U+FFFD, the character the tokenizer counts it as."""
+    return _SURROGATE.sub("\ufffd", json.dumps(obj, separators=(",", ":"), ensure_ascii=False)).encode("utf-8")
+
 
 try:
     import orjson
 
     def dumps(obj: object) -> bytes:
-        return orjson.dumps(obj)
+        try:
+            return orjson.dumps(obj)
+        except TypeError:  # "str is not valid UTF-8: surrogates not allowed"
+            return _dumps_text(obj)
 
     loads = orjson.loads
 except ImportError:  # the plugin runs with nothing but python3
-    import json
-
-    def dumps(obj: object) -> bytes:
-        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-
+    dumps = _dumps_text
     loads = json.loads
 
 
