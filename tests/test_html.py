@@ -365,7 +365,7 @@ def test_most_recent_is_the_latest_activity_and_a_subagent_counts_for_its_parent
 
 def args(**given) -> argparse.Namespace:
     base = {"session": None, "output": None, "open": False, "index": False, "estimate": False, "vocab": None,
-            "claude_root": None, "no_cache": False}
+            "claude_root": None, "no_cache": False, "hermes_db": None}
     return argparse.Namespace(**{**base, **given})
 
 
@@ -456,3 +456,22 @@ def test_a_session_without_any_usage_says_so():
     ledger, row = hermes_like(with_usage=False)
     page = Page(render_session(xhtml.from_ledger(ledger, row)))
     assert page.attr("p", "data-na") == ["usage"] and page.scripts == []
+
+
+def test_a_hermes_session_from_a_real_database_layout_gets_its_page(tmp_path: Path, capsys):
+    from hermes_fixtures import build_standard
+
+    from xshare.cli import main
+
+    database = build_standard(tmp_path / "hermes" / "state.db", 22)
+    rows_file = tmp_path / "rows.jsonl"
+    assert main(["report", "--all", "--hermes-db", str(database), "--rows", str(rows_file)]) == 0
+    row = next(json.loads(line) for line in rows_file.read_text().splitlines() if '"s-names"' in line)
+    capsys.readouterr()
+    assert main(["html", "s-names", "--hermes-db", str(database), "-o", str(tmp_path / "s.html")]) == 0
+    assert capsys.readouterr().out.strip() == str(tmp_path / "s.html")
+    page = read_page(tmp_path / "s.html")
+    assert_page_equals_row(page, row)  # the page and the report's row agree
+    assert set(page.attr("p", "data-na")) == {"rebuilds", "compactions", "compaction-now"}
+    assert main(["html", "no-such-session", "--hermes-db", str(database)]) == 2
+    assert "no Claude Code transcript or Hermes session matches" in capsys.readouterr().err

@@ -229,8 +229,8 @@ def cmd_html(args: argparse.Namespace) -> int:
     """One session's HTML summary (or --index: every session's), written to a file whose path is printed."""
     from xshare.html import cli_html
 
-    if args.hermes_db:
-        _say("the HTML summary reads Claude Code transcripts; Hermes sessions are not supported yet")
+    if args.hermes_db and (args.index or not args.session):
+        _say("give the id of the Hermes session to summarise (an index of Hermes sessions is not supported)")
         return 2
     return cli_html(args, _say)
 

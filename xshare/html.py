@@ -456,6 +456,32 @@ def _write_page(path: Path, data: SessionData, files: list[TranscriptFile], rend
     atomic_write(path, render(data, stamp=stamp).encode("utf-8"))
 
 
+def write_hermes_page(session_id: str, databases: list[Path], choice: tokenizers.TokenizerChoice,
+                      out: Path | None = None) -> Path | None:
+    """A Hermes session's page, with what its data supports: Hermes records the bill per session, not
+    per call, so the page says it cannot have the cache sections. None if no database holds the id."""
+    from collections import Counter
+
+    from xshare import sessions
+    from xshare.html_page import render_session
+    from xshare.sources import hermes
+
+    sessions._init_worker(choice)
+    counter = sessions._counter
+    for database in databases:
+        problems: Counter = Counter()
+        ledgers: dict = {}
+        rows = hermes.read_database(database, counter.count, counter.name, problems, only=session_id,
+                                    ledgers=ledgers)
+        if rows:
+            data = from_ledger(ledgers[session_id], rows[0], origin=f"Hermes {shown_path(database)}",
+                               tokenizer_note=counter.choice.note, problems=dict(problems))
+            target = out or page_path(session_id)
+            atomic_write(target, render_session(data).encode("utf-8"))
+            return target
+    return None
+
+
 def write_index(
     choice: tokenizers.TokenizerChoice,
     out: Path | None = None,
@@ -489,6 +515,33 @@ def write_index(
     entries.sort(key=lambda entry: entry.row.get("last_activity") or "", reverse=True)
     atomic_write(target, render_index(entries, measured.tokenizer).encode("utf-8"))
     return target, written
+
+
+def _hermes_html(args: argparse.Namespace, choice: tokenizers.TokenizerChoice, out: Path | None,
+                 say: Callable[[str], None]) -> int:
+    """`xshare html ID` for an id that no Claude Code transcript has: a Hermes session, if one has it."""
+    from xshare.sources import hermes
+
+    databases = [Path(path).expanduser() for path in args.hermes_db] if args.hermes_db else hermes.default_databases()
+    try:
+        path = write_hermes_page(args.session, databases, choice, out)
+    except OSError as error:
+        say(f"could not write the page: {error.strerror or error}")
+        return 1
+    if path is None:
+        say(f"no Claude Code transcript or Hermes session matches {args.session!r}")
+        return 2
+    return _done(path, args.open)
+
+
+def _done(path: Path, open_it: bool) -> int:
+    print(path)
+    if open_it:
+        import webbrowser
+
+        if not webbrowser.open(path.resolve().as_uri()):
+            print("xshare: no browser could be opened; the path is above", file=sys.stderr)
+    return 0
 
 
 def cli_html(args: argparse.Namespace, say: Callable[[str], None]) -> int:
@@ -525,10 +578,9 @@ def cli_html(args: argparse.Namespace, say: Callable[[str], None]) -> int:
         from xshare.sessions import find_session
 
         if args.session:
-            file = find_session(args.session, args.claude_root)
+            file = find_session(args.session, args.claude_root) if not args.hermes_db else None
             if file is None:
-                say(f"no Claude Code transcript matches {args.session!r} (give a transcript path or a session id)")
-                return 2
+                return _hermes_html(args, choice, out, say)
         else:
             recent = most_recent(args.claude_root)
             if not recent:
@@ -543,10 +595,4 @@ def cli_html(args: argparse.Namespace, say: Callable[[str], None]) -> int:
         except OSError as error:
             say(f"could not write the page: {error.strerror or error}")
             return 1
-    print(path)
-    if args.open:
-        import webbrowser
-
-        if not webbrowser.open(path.resolve().as_uri()):
-            print("xshare: no browser could be opened; the path is above", file=sys.stderr)
-    return 0
+    return _done(path, args.open)

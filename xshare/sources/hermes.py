@@ -358,11 +358,15 @@ def measure_session(
     tokenizer: str,
     problems: Counter,
     parent_rows: set[tuple] | None = None,
-    detail: bool = False,
+    ledgers: dict | None = None,
 ) -> dict:
     """One session's row from its `sessions` row and its messages (dicts, in id order). `parent_rows`:
-    the signatures of the parent's rows when this session continues one by rotation."""
+    the signatures of the parent's rows when this session continues one by rotation. With `ledgers`
+    (a dict), the ledger keeps its per-call log and is left there under the session id (the HTML page)."""
+    detail = ledgers is not None
     ledger = Ledger(overhead_mode=SPREAD, detail=detail)
+    if detail:
+        ledgers[str(session["id"])] = ledger
     calls_by_id: dict[str, tuple[str, str]] = {}
     # The flag (schema 30) decides where it was written; a session with no flagged row was written before
     # the column existed (an upgraded database: the column arrives with DEFAULT 0), so its text decides.
@@ -490,6 +494,7 @@ def _read(
     problems: Counter,
     since: datetime | None,
     only: str | None,
+    ledgers: dict | None = None,
 ) -> list[dict]:
     session_columns = _columns(connection, "sessions")
     message_columns = _columns(connection, "messages")
@@ -524,7 +529,7 @@ def _read(
                     signature(dict(zip(_MESSAGE_COLUMNS, values, strict=True)))
                     for values in connection.execute(query, (session["parent_session_id"],))
                 }
-            found.append(measure_session(session, rows, count, tokenizer, problems, parent_rows))
+            found.append(measure_session(session, rows, count, tokenizer, problems, parent_rows, ledgers))
     finally:
         with contextlib.suppress(sqlite3.Error):  # ends a read; never hides the error that ended it early
             connection.execute("COMMIT")
@@ -538,8 +543,10 @@ def read_database(
     problems: Counter,
     since: datetime | None = None,
     only: str | None = None,
+    ledgers: dict | None = None,
 ) -> list[dict]:
-    """Every session's row in one database; problems are counted, never raised.
+    """Every session's row in one database (with `ledgers`, their detailed ledgers too); problems are
+    counted, never raised.
 
     The first read takes the cheapest way in; when a writer moved the file under it (or it failed), the
     next reads are `careful` (mode=ro wherever the sidecars exist). A lock is waited out a few times."""
@@ -548,7 +555,7 @@ def read_database(
         last = attempt == LOCK_RETRIES
         try:
             with open_database(path, problems, careful=attempt > 0) as (connection, unchanged):
-                rows = _read(connection, count, tokenizer, problems, since, only)
+                rows = _read(connection, count, tokenizer, problems, since, only, ledgers)
                 if unchanged() or last:
                     return rows
         except Unreadable as error:
