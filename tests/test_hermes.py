@@ -31,7 +31,7 @@ from hermes_fixtures import (
     terminal_result,
 )
 
-from xshare.sources import hermes
+from xshare.sources import hermes, hermes_db
 from xshare.sources.hermes import default_databases, iso, measure_hermes, source_label
 
 CORPUS_HERMES = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "hermes"
@@ -546,7 +546,7 @@ def test_read_only_folder(tmp_path: Path, sidecars: tuple[str, ...]) -> None:
 
 
 def test_locked_database_is_reported_and_others_measured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(hermes, "BUSY_TIMEOUT_MS", 50)
+    monkeypatch.setattr(hermes_db, "BUSY_TIMEOUT_MS", 50)
     monkeypatch.setattr(hermes, "LOCK_RETRIES", 1)
     monkeypatch.setattr(hermes.time, "sleep", lambda seconds: None)
     locked = build_standard(tmp_path / "locked" / "state.db", 11)  # rollback journal: a writer locks readers out

@@ -23,19 +23,17 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import sqlite3
 import sys
-import tempfile
 import time
-import urllib.parse
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
 from xshare.classify import classify_tool
 from xshare.ledger import SPREAD, Ledger, session_row
+from xshare.sources.hermes_db import Unreadable, is_locked, open_database
 from xshare.store import dumps, loads
 
 AGENT = "hermes"
@@ -46,10 +44,9 @@ JSON_PREFIX = "\x00json:"
 # every current and frozen summary prefix starts with one of these (agent/context_compressor.py)
 SUMMARY_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:")
 MERGED_SUMMARY_DELIMITER = "[END OF PRIOR CONTEXT — COMPACTION SUMMARY BELOW]"
-SQLITE_MAGIC = b"SQLite format 3\x00"
-BUSY_TIMEOUT_MS = 3000
 LOCK_RETRIES = 3
 NO_CAP = sys.maxsize  # a session without token counts has no bill to cap its context by
+NO_CALLS = "Hermes sessions billed for prompt tokens but with no assistant row (billed as overhead)"
 
 _SESSION_COLUMNS = (
     "id", "source", "model", "model_config", "parent_session_id", "started_at", "ended_at", "end_reason",
@@ -61,10 +58,6 @@ _MESSAGE_COLUMNS = (
     "active", "compacted", "_compressed_summary",
 )
 _DEFAULTS = {"active": 1, "compacted": 0}
-
-
-class Unreadable(Exception):
-    """A database that cannot be measured; the message is the stderr line's kind."""
 
 
 # --- where the databases are --------------------------------------------------------------------
@@ -81,97 +74,6 @@ def default_databases() -> list[Path]:
         if path.is_file() and path not in unique:
             unique.append(path)
     return unique
-
-
-# --- opening without writing ----------------------------------------------------------------------
-
-
-def _uri(path: Path, query: str) -> str:
-    return f"file:{urllib.parse.quote(str(path))}?{query}"
-
-
-def _identity(path: Path) -> tuple | None:
-    try:
-        stat = path.stat()
-    except OSError:
-        return None
-    return stat.st_ino, stat.st_size, stat.st_mtime_ns
-
-
-@contextlib.contextmanager
-def open_database(
-    path: Path, problems: Counter, careful: bool = False
-) -> Iterator[tuple[sqlite3.Connection, Callable[[], bool]]]:
-    """A read-only connection to a Hermes database, and a check that what was read is still current.
-
-    Never a writable connection to the user's file, and no new files beside it: `mode=ro` on a WAL
-    database with no `-wal`/`-shm` creates both and leaves them behind, so the way in depends on what is
-    there (SQLite 3.40 behaviour, checked):
-      * WAL with no `-wal`, or an empty one: every commit is in the main file, so `immutable=1` reads it
-        without creating, locking or touching anything (not even the `-shm`); the check says whether a
-        writer moved the file meanwhile, and the caller then reads again `careful`ly;
-      * a rollback-journal database, or WAL with a `-wal` holding commits and its `-shm` (a live writer,
-        or one that died): `mode=ro`, which creates nothing and sees every committed row;
-      * a `-wal` without its `-shm` (a copied database), or `mode=ro` refused (a read-only folder):
-        a private copy of the files in a temporary folder, said so on stderr.
-    """
-    path = Path(path)
-    try:
-        with open(path, "rb") as handle:
-            header = handle.read(100)
-    except OSError as error:
-        raise Unreadable(f"Hermes database {path} could not be opened ({error.strerror or error})") from error
-    if not header.startswith(SQLITE_MAGIC):
-        raise Unreadable(f"Hermes database {path} is not an SQLite database; skipped")
-    wal_mode = len(header) > 19 and header[18] == 2
-    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
-    wal_state = _identity(wal)
-    before = (_identity(path), wal_state)
-
-    def unchanged() -> bool:
-        return (_identity(path), _identity(wal)) == before
-
-    if wal_mode and (wal_state is None or (wal_state[1] == 0 and not careful)):
-        connection = sqlite3.connect(_uri(path, "immutable=1"), uri=True, isolation_level=None)
-        try:
-            yield connection, unchanged
-        finally:
-            connection.close()
-        return
-    if not wal_mode or shm.exists():
-        connection = sqlite3.connect(_uri(path, "mode=ro"), uri=True, isolation_level=None)
-        try:
-            connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        except sqlite3.Error as error:
-            connection.close()
-            if _is_locked(error) or not isinstance(error, sqlite3.OperationalError):
-                raise
-            connection = None  # read-only folder, unreadable -shm, hot journal: read a copy instead
-        if connection is not None:
-            try:
-                yield connection, lambda: True  # mode=ro reads a consistent snapshot by itself
-            finally:
-                connection.close()
-            return
-    with tempfile.TemporaryDirectory(prefix="xshare-hermes-") as private:
-        copy = Path(private) / "state.db"
-        shutil.copyfile(path, copy)
-        for suffix in ("-wal", "-journal"):
-            if Path(f"{path}{suffix}").exists():
-                shutil.copyfile(f"{path}{suffix}", f"{copy}{suffix}")
-        problems["Hermes databases read from a private copy (a read-only folder, or a -wal without its -shm)"] += 1
-        # our own copy in our own folder: opened normally so SQLite can replay its WAL or hot journal
-        connection = sqlite3.connect(copy, isolation_level=None)
-        try:
-            yield connection, lambda: True
-        finally:
-            connection.close()
-
-
-def _is_locked(error: sqlite3.Error) -> bool:
-    text = str(error).lower()
-    return "locked" in text or "busy" in text
 
 
 def _columns(connection: sqlite3.Connection, table: str) -> set[str]:
@@ -363,120 +265,153 @@ def measure_session(
     """One session's row from its `sessions` row and its messages (dicts, in id order). `parent_rows`:
     the signatures of the parent's rows when this session continues one by rotation. With `ledgers`
     (a dict), the ledger keeps its per-call log and is left there under the session id (the HTML page)."""
-    detail = ledgers is not None
-    ledger = Ledger(overhead_mode=SPREAD, detail=detail)
-    if detail:
-        ledgers[str(session["id"])] = ledger
-    calls_by_id: dict[str, tuple[str, str]] = {}
-    # The flag (schema 30) decides where it was written; a session with no flagged row was written before
-    # the column existed (an upgraded database: the column arrives with DEFAULT 0), so its text decides.
-    flagged = any(row.get("_compressed_summary") for row in rows)
-    for row in rows:
-        text = message_text(row["content"])
-        row["text"] = text
-        row["summary"] = bool(row.get("_compressed_summary")) if flagged else is_summary(text)
-        if row["role"] == "assistant":
-            row["calls"] = tool_calls(row["tool_calls"])
-            for ids, name, arguments in row["calls"]:
-                for call_id in ids:
-                    calls_by_id[call_id] = (name, arguments)
-    summaries = [index for index, row in enumerate(rows) if row["summary"]]
-    recorded = _number(session.get("api_call_count")) if session.get("api_call_count") is not None else None
-    copies = _copies(rows, summaries, recorded, parent_rows) if summaries else set()
-    # a compaction drops what came before its block, so the head copies of that block survive it
-    compact_at = set()
-    for at in summaries:
-        start = at
-        while start - 1 in copies and not rows[start - 1]["summary"]:
-            start -= 1
-        compact_at.add(start)
-    call_rows = [index for index, row in enumerate(rows) if row["role"] == "assistant" and index not in copies]
-    prompt = sum(_number(session.get(name)) for name in ("input_tokens", "cache_read_tokens", "cache_write_tokens"))
-    bills = _split(prompt, len(call_rows)) if call_rows else []
-    usage_parts = {
-        field: _split(_number(session.get(column)), len(call_rows)) if call_rows else []
-        for field, column in (("input", "input_tokens"), ("cache_read", "cache_read_tokens"),
-                              ("cache_write_5m", "cache_write_tokens"), ("output", "output_tokens"))
-    }
-    if call_rows and not prompt:
-        problems["Hermes sessions with API calls but no token counts (no billing cap applied)"] += 1
-    if prompt and not call_rows:
-        # the bill is real even when its messages are gone: all of it is context nobody recorded
-        problems["Hermes sessions billed for prompt tokens but with no assistant row (billed as overhead)"] += 1
-        ledger.prompt_billed = prompt
-    model = session.get("model") if isinstance(session.get("model"), str) else None
-    call_number = 0
-    unanswered: list[tuple[str, str]] = []
-
-    def add(category: str, text: str, compactable: bool, key: str | None = None, label: str | None = None) -> None:
-        if text:
-            tokens = count(text)
-            ledger.add(category, tokens, key=key, compactable=compactable, label=label)
-            if copy:
-                ledger.first_time[category] -= tokens  # present again, but first seen in the original
-
-    for index, row in enumerate(rows):
-        copy = index in copies
-        stamp = iso(row["timestamp"])
-        if stamp:
-            ledger.seen_time(stamp)
-        if index in compact_at:
-            ledger.compact()
-        compactable = row["compacted"] == 1 or row["active"] == 0
-        role = row["role"]
-        if row["summary"]:
-            add("conversation", _seen_text(row), compactable)
-            continue
-        if role == "assistant":
-            if not copy:
-                bill = bills[call_number]
-                usage = {field: parts[call_number] for field, parts in usage_parts.items()}
-                ledger.call(bill, cap=bill if prompt else NO_CAP, usage=usage, model=model, time=stamp)
-                call_number += 1
-            add("conversation", _seen_text(row), compactable)
-            unanswered = [(name, arguments) for ids, name, arguments in row["calls"] if not ids]
-            for ids, name, arguments in row["calls"]:
-                category = classify_tool(name, arguments)
-                add(category, f"{name} {arguments}".strip(), compactable, ids[0] if ids else None)
-        elif role == "tool":
-            name = row["tool_name"] if isinstance(row["tool_name"], str) and row["tool_name"] else ""
-            found = calls_by_id.get(row["tool_call_id"]) if isinstance(row["tool_call_id"], str) else None
-            if found is None and unanswered and (not name or unanswered[0][0] == name):
-                found = unanswered.pop(0)  # the fallback shape has no ids: results follow their calls in order
-            if found is None and not name:
-                problems["Hermes tool results whose call was not found (counted as other)"] += 1
-            name = name or (found[0] if found else "")
-            category = classify_tool(name, found[1] if found else None) if name else "other"
-            add(category, _seen_text(row), compactable, row["tool_call_id"], name if detail else None)
-        elif role == "user":
-            api = message_text(row["api_content"]) if row["api_content"] is not None else ""
-            if api and row["text"] and api.startswith(row["text"]) and len(api) > len(row["text"]):
-                add("conversation", row["text"], compactable)
-                add("neuralmind", api[len(row["text"]):], compactable)  # the block the plugin appended
-            else:
-                add("conversation", api or row["text"], compactable)
-        elif role == "system":
-            add("injected", _seen_text(row), compactable)
-        # other roles (session_meta, ...) are bookkeeping, never sent to the model
-    for column in ("ended_at", "last_activity_at"):
-        stamp = iso(session.get(column))
-        if stamp:
-            ledger.seen_time(stamp)
-    started = iso(session.get("started_at"))
-    if started:
-        # the session's own start places it in a window; copies may carry their originals' older times
-        ledger.first_seen = started
-        if ledger.last_seen is None or ledger.last_seen < started:
-            ledger.last_seen = started
+    reader = _SessionReader(session, rows, count, problems, detail=ledgers is not None)
+    if ledgers is not None:
+        ledgers[str(session["id"])] = reader.ledger
+    reader.replay(parent_rows)
     parent = session.get("parent_session_id")
     return session_row(
-        ledger,
+        reader.ledger,
         session_id=str(session["id"]),
         agent=AGENT,
         source=source_label(session.get("source"), session.get("model_config")),
         tokenizer=tokenizer,
         parent=parent if isinstance(parent, str) and parent else None,
     )
+
+
+class _SessionReader:
+    """Replays one session's messages through a ledger, in Hermes's own order."""
+
+    def __init__(self, session: dict, rows: list[dict], count: Callable[[str], int], problems: Counter,
+                 detail: bool) -> None:
+        self.session, self.rows, self.count, self.problems = session, rows, count, problems
+        self.ledger = Ledger(overhead_mode=SPREAD, detail=detail)
+        self.calls_by_id: dict[str, tuple[str, str]] = {}
+        self.unanswered: list[tuple[str, str]] = []  # fallback-shape calls (no ids) still waiting for results
+        self.copy = False  # the row being replayed is a compaction copy
+        self.model = session.get("model") if isinstance(session.get("model"), str) else None
+
+    def replay(self, parent_rows: set[tuple] | None) -> None:
+        self._prepare()
+        rows = self.rows
+        summaries = [index for index, row in enumerate(rows) if row["summary"]]
+        recorded = self.session.get("api_call_count")
+        copies = _copies(rows, summaries, _number(recorded) if recorded is not None else None,
+                         parent_rows) if summaries else set()
+        # a compaction drops what came before its block, so the head copies of that block survive it
+        compact_at = set()
+        for at in summaries:
+            start = at
+            while start - 1 in copies and not rows[start - 1]["summary"]:
+                start -= 1
+            compact_at.add(start)
+        calls = [index for index, row in enumerate(rows) if row["role"] == "assistant" and index not in copies]
+        self._bill(len(calls))
+        for index, row in enumerate(rows):
+            self.copy = index in copies
+            stamp = iso(row["timestamp"])
+            if stamp:
+                self.ledger.seen_time(stamp)
+            if index in compact_at:
+                self.ledger.compact()
+            self._row(row, stamp, calls=not self.copy)
+        self._times()
+
+    def _prepare(self) -> None:
+        # The flag (schema 30) decides where it was written; a session with no flagged row was written
+        # before the column existed (an upgraded database: the column arrives with DEFAULT 0), so its
+        # text decides.
+        flagged = any(row.get("_compressed_summary") for row in self.rows)
+        for row in self.rows:
+            row["text"] = message_text(row["content"])
+            row["summary"] = bool(row.get("_compressed_summary")) if flagged else is_summary(row["text"])
+            if row["role"] == "assistant":
+                row["calls"] = tool_calls(row["tool_calls"])
+                for ids, name, arguments in row["calls"]:
+                    for call_id in ids:
+                        self.calls_by_id[call_id] = (name, arguments)
+
+    def _bill(self, calls: int) -> None:
+        """Hermes bills per session: every call gets an even share of it, as its bill and as its cap."""
+        session = self.session
+        self.prompt = sum(_number(session.get(name)) for name in ("input_tokens", "cache_read_tokens",
+                                                                   "cache_write_tokens"))
+        self.bills = _split(self.prompt, calls) if calls else []
+        self.usage_parts = {
+            field: _split(_number(session.get(column)), calls) if calls else []
+            for field, column in (("input", "input_tokens"), ("cache_read", "cache_read_tokens"),
+                                  ("cache_write_5m", "cache_write_tokens"), ("output", "output_tokens"))
+        }
+        self.call_number = 0
+        if calls and not self.prompt:
+            self.problems["Hermes sessions with API calls but no token counts (no billing cap applied)"] += 1
+        if self.prompt and not calls:
+            # the bill is real even when its messages are gone: all of it is context nobody recorded
+            self.problems[NO_CALLS] += 1
+            self.ledger.prompt_billed = self.prompt
+
+    def _add(self, category: str, text: str, compactable: bool, key: str | None = None,
+             label: str | None = None) -> None:
+        if text:
+            tokens = self.count(text)
+            self.ledger.add(category, tokens, key=key, compactable=compactable, label=label)
+            if self.copy:
+                self.ledger.first_time[category] -= tokens  # present again, but first seen in the original
+
+    def _row(self, row: dict, stamp: str | None, calls: bool) -> None:
+        compactable = row["compacted"] == 1 or row["active"] == 0
+        role = row["role"]
+        if row["summary"]:
+            self._add("conversation", _seen_text(row), compactable)
+        elif role == "assistant":
+            if calls:
+                number = self.call_number
+                usage = {field: parts[number] for field, parts in self.usage_parts.items()}
+                bill = self.bills[number]
+                self.ledger.call(bill, cap=bill if self.prompt else NO_CAP, usage=usage, model=self.model, time=stamp)
+                self.call_number += 1
+            self._add("conversation", _seen_text(row), compactable)
+            self.unanswered = [(name, arguments) for ids, name, arguments in row["calls"] if not ids]
+            for ids, name, arguments in row["calls"]:
+                self._add(classify_tool(name, arguments), f"{name} {arguments}".strip(), compactable,
+                          ids[0] if ids else None)
+        elif role == "tool":
+            self._tool_result(row, compactable)
+        elif role == "user":
+            api = message_text(row["api_content"]) if row["api_content"] is not None else ""
+            if api and row["text"] and api.startswith(row["text"]) and len(api) > len(row["text"]):
+                self._add("conversation", row["text"], compactable)
+                self._add("neuralmind", api[len(row["text"]):], compactable)  # the block the plugin appended
+            else:
+                self._add("conversation", api or row["text"], compactable)
+        elif role == "system":
+            self._add("injected", _seen_text(row), compactable)
+        # other roles (session_meta, ...) are bookkeeping, never sent to the model
+
+    def _tool_result(self, row: dict, compactable: bool) -> None:
+        name = row["tool_name"] if isinstance(row["tool_name"], str) and row["tool_name"] else ""
+        found = self.calls_by_id.get(row["tool_call_id"]) if isinstance(row["tool_call_id"], str) else None
+        if found is None and self.unanswered and (not name or self.unanswered[0][0] == name):
+            found = self.unanswered.pop(0)  # the fallback shape has no ids: results follow their calls in order
+        if found is None and not name:
+            self.problems["Hermes tool results whose call was not found (counted as other)"] += 1
+        name = name or (found[0] if found else "")
+        category = classify_tool(name, found[1] if found else None) if name else "other"
+        self._add(category, _seen_text(row), compactable, row["tool_call_id"], name if self.ledger.detail else None)
+
+    def _times(self) -> None:
+        session, ledger = self.session, self.ledger
+        for column in ("ended_at", "last_activity_at"):
+            stamp = iso(session.get(column))
+            if stamp:
+                ledger.seen_time(stamp)
+        started = iso(session.get("started_at"))
+        if started:
+            # the session's own start places it in a window; copies may carry their originals' older times
+            ledger.first_seen = started
+            if ledger.last_seen is None or ledger.last_seen < started:
+                ledger.last_seen = started
 
 
 def _seen_text(row: dict) -> str:
@@ -562,7 +497,7 @@ def read_database(
             problems[str(error)] += 1
             return []
         except sqlite3.OperationalError as error:
-            if _is_locked(error):
+            if is_locked(error):
                 if last:
                     problems[f"Hermes database {path} is locked by another program; skipped"] += 1
                     return []
