@@ -109,7 +109,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
     window = _window(args)
     if window is None:
         return 2
-    _, rows, deferred = _measure_in_window(args, window, may_download=True)
+    _, rows, deferred = _measure_in_window(args, window, may_download=False)  # only the report downloads
     path = Path(args.rows)
     merged, added, replaced = merge_rows(read_rows(path), rows)
     try:
