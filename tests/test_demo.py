@@ -353,3 +353,24 @@ def test_corpus_legacy_session(corpus: Path):
     assert not any("agentId" in r for r in rows)
     reads = [r for r in rows if r.get("type") == "user" and "file" in (r.get("toolUseResult") or {})]
     assert reads and all("→" in r["message"]["content"][0]["content"] for r in reads)
+
+
+def test_corpus_reads_files_of_real_size(corpus: Path):
+    """Modules of hundreds of lines, so a Read costs what it does in real sessions (thousands of tokens)."""
+    rows = [r for p in corpus.rglob("*.jsonl") for r in load(p)[0]]
+    files = [r["toolUseResult"]["file"] for r in rows
+             if r.get("type") == "user" and isinstance(r.get("toolUseResult"), dict) and "file" in r["toolUseResult"]]
+    whole = sorted(len(f["content"]) for f in files if f["startLine"] == 1 and f["numLines"] == f["totalLines"])
+    assert len(whole) >= 20 and whole[len(whole) // 2] >= 3_500 and whole[-5] >= 8_000
+    assert sum(f["totalLines"] >= 150 for f in files) >= 10
+
+
+def test_demo_shares_are_in_the_realistic_band(corpus: Path, capsys: pytest.CaptureFixture[str]):
+    """Real interactive sessions spend roughly 12-30% of their context on exploration; so does the demo."""
+    from xshare.cli import main
+
+    assert main(["report", "--all", "--json", "--claude-root", str(corpus)]) == 0
+    group = json.loads(capsys.readouterr().out)["groups"]["claude-code/interactive"]
+    assert 0.15 <= group["exploration_share_of_context"] <= 0.30
+    recorded_over_billed = group["exploration_share_of_prompt"] / group["exploration_share_of_context"]
+    assert 0.85 <= recorded_over_billed <= 1

@@ -1,257 +1,321 @@
-"""Two invented projects for the demo corpus: their files, git logs and command output."""
+"""Two invented projects for the demo corpus: their files, git logs and command output.
+
+todo-api (a FastAPI service; generated modules in xshare.demo.todo_api, the hand-written storage core here)
+and tally (a Go command-line tool, xshare.demo.tally). FakeRepo answers the read-only commands the
+sessions run against them.
+"""
 
 from __future__ import annotations
 
 import json
+import random
 import re
 import shlex
 
-TODO_FILES = {
-    "CLAUDE.md": "# todo-api\n- Test with `pytest -q`, lint with `ruff check .`.\n"
-                 "- Due dates are calendar days (YYYY-MM-DD) in the API and on disk.\n",
-    "todo_api/__init__.py": '"""A small todo-list HTTP API."""\n\n__version__ = "0.3.1"\n',
-    "todo_api/models.py": """from dataclasses import dataclass
+from xshare.demo.tally import TALLY_FILES
+from xshare.demo.todo_api import RESOURCES, ROUTE_DOCS, py_store_methods, service_files
+
+GO_TEST_OK = ("?   \tgithub.com/example/tally\t[no test files]\n"
+              "ok  \tgithub.com/example/tally/internal/entry\t0.006s\n"
+              "ok  \tgithub.com/example/tally/internal/report\t0.004s\n")
+TALLY_GIT_LOG = ["7d3a5c1 report: budgets per project (-budget)", "e48b9f2 entry: Check for overlaps (-check)",
+                 "8e21b07 report: WriteJSON indents its output", "3c9f1e2 report: sort by hours, ties by key",
+                 "b6d04a9 entry: #tags after the activity", "71fa2c8 main: -since and -until",
+                 "d90e3b5 report: -by weekday", "2a7c6e1 entry: Filter by project and days",
+                 "c4b81f0 testdata: November log", "5e09d37 report: tabwriter table with a total line",
+                 "f02c6d5 initial commit"]
+NOT_FOUND = '''
+
+class NotFound(KeyError):
+    """No row has that id; the API answers 404."""
+
+    def __str__(self) -> str:
+        table, row_id = self.args
+        return f"no {table[:-1]} with id {row_id}"
+'''
+JSON_STORE = '''"""Persistence: every table in one JSON file, rewritten atomically after each change."""
+
+import json
+import os
+import tempfile
+import threading
 from datetime import date
-
-
-@dataclass
-class Todo:
-    id: int
-    title: str
-    done: bool = False
-    due: date | None = None
-
-    def to_dict(self) -> dict:
-        due = self.due and self.due.isoformat()
-        return {"id": self.id, "title": self.title, "done": self.done, "due": due}
-""",
-    "todo_api/dates.py": '''from datetime import date, datetime
-
-
-def parse_due(value: str | None) -> date | None:
-    """Accept '2026-11-04' or an ISO timestamp and return the calendar day."""
-    if not value:
-        return None
-    if len(value) == 10:
-        return date.fromisoformat(value)
-    stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    return stamp.astimezone().date()
-
-
-def is_overdue(due: date | None, today: date) -> bool:
-    return due is not None and due < today
-''',
-    "todo_api/storage.py": """import json
 from pathlib import Path
 
-from .dates import parse_due
-from .models import Todo
+from .dates import is_overdue
+from .models import Comment, Member, Reminder, Todo, TodoList, ValidationError
+
+SCHEMA_VERSION = 3
+MODELS = {"todos": Todo, "lists": TodoList, "comments": Comment, "reminders": Reminder, "members": Member}
+''' + NOT_FOUND + '''
+
+class Store:
+    """Every table in memory; each change is written back to `path` before it returns."""
+
+    def __init__(self, path: str) -> None:
+        self.path = Path(path)
+        self.lock = threading.RLock()
+        self.rows: dict[str, dict[int, object]] = {table: {} for table in MODELS}
+        self.next_id = dict.fromkeys(MODELS, 1)
+        if self.path.exists():
+            self._load(json.loads(self.path.read_text()))
+
+    def _load(self, data: dict | list) -> None:
+        if isinstance(data, list):  # version 1 files held a bare list of todos
+            data = {"version": 1, "todos": data}
+        for table, model in MODELS.items():
+            for raw in data.get(table, []):
+                row = model.from_dict(raw)
+                self.rows[table][row.id] = row
+            stored = data.get("next_id", {}).get(table)
+            self.next_id[table] = stored or max(self.rows[table], default=0) + 1
+
+    def save(self) -> None:
+        """Write to a temporary file beside `path`, then move it into place."""
+        data = {"version": SCHEMA_VERSION, "next_id": self.next_id}
+        data.update({table: [row.to_dict() for row in rows.values()] for table, rows in self.rows.items()})
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".todos-", suffix=".json")
+        with os.fdopen(fd, "w") as fh:
+            json.dump(data, fh, indent=2)
+        os.replace(tmp, self.path)
+
+    def _select(self, table: str, **equal) -> list:
+        rows = [
+            row
+            for row in self.rows[table].values()
+            if all(value is None or getattr(row, key) == value for key, value in equal.items())
+        ]
+        if table == "todos":
+            return sorted(rows, key=lambda todo: (todo.due is None, todo.due, todo.id))
+        return sorted(rows, key=lambda row: row.id)
+
+    def _get(self, table: str, row_id: int):
+        try:
+            return self.rows[table][row_id]
+        except KeyError:
+            raise NotFound(table, row_id) from None
+
+    def _insert(self, table: str, payload: dict):
+        with self.lock:
+            try:
+                row = MODELS[table].from_dict({**payload, "id": self.next_id[table]})
+            except KeyError as missing:
+                raise ValidationError(missing.args[0], "is required") from None
+            row.validate()
+            self.rows[table][row.id] = row
+            self.next_id[table] += 1
+            self.save()
+        return row
+
+    def _replace(self, table: str, row):
+        with self.lock:
+            self.rows[table][row.id] = row
+            self.save()
+        return row
+
+    def _delete(self, table: str, row_id: int) -> None:
+        with self.lock:
+            self._get(table, row_id)
+            del self.rows[table][row_id]
+            self.save()
+
+'''
+SQLITE_CORE = '''"""Persistence: one SQLite database with a table per model (stdlib sqlite3 only)."""
+
+import json
+import sqlite3
+import threading
+from dataclasses import fields
+from datetime import date
+from pathlib import Path
+
+from .dates import is_overdue
+from .models import Comment, Member, Reminder, Todo, TodoList, ValidationError
+
+MODELS = {"todos": Todo, "lists": TodoList, "comments": Comment, "reminders": Reminder, "members": Member}
+JSON_COLUMNS = {"tags"}
+''' + NOT_FOUND + '''
+
+def _encode(value):
+    """A Python value as SQLite stores it: days as YYYY-MM-DD text."""
+    if isinstance(value, date):
+        return value.isoformat()
+    return value
 
 
 class Store:
+    """Rows live in SQLite; every change is its own transaction."""
+
     def __init__(self, path: str) -> None:
         self.path = Path(path)
-        self.items: dict[int, Todo] = {}
-        for raw in json.loads(self.path.read_text()) if self.path.exists() else []:
-            self.items[raw["id"]] = Todo(raw["id"], raw["title"], raw["done"], parse_due(raw["due"]))
+        self.lock = threading.RLock()
+        self.db = sqlite3.connect(path, check_same_thread=False)
+        self.db.row_factory = sqlite3.Row
+        for table, model in MODELS.items():
+            columns = ", ".join(f.name for f in fields(model) if f.name != "id")
+            self.db.execute(f"CREATE TABLE IF NOT EXISTS {table} (id INTEGER PRIMARY KEY AUTOINCREMENT, {columns})")
 
-    def all(self) -> list[Todo]:
-        return sorted(self.items.values(), key=lambda t: (t.due is None, t.due, t.id))
+    def _row(self, table: str, record: sqlite3.Row):
+        raw = {key: json.loads(record[key]) if key in JSON_COLUMNS else record[key] for key in record.keys()}
+        return MODELS[table].from_dict(raw)
 
-    def get(self, todo_id: int) -> Todo | None:
-        return self.items.get(todo_id)
+    def _values(self, row) -> dict:
+        return {f.name: _encode(getattr(row, f.name)) for f in fields(row) if f.name != "id"}
 
-    def add(self, title: str, due=None) -> Todo:
-        todo = Todo(len(self.items) + 1, title, due=due)
-        self.items[todo.id] = todo
-        self.save()
-        return todo
+    def _select(self, table: str, **equal) -> list:
+        where = {key: _encode(value) for key, value in equal.items() if value is not None}
+        sql = f"SELECT * FROM {table}"
+        if where:
+            sql += " WHERE " + " AND ".join(f"{key} = ?" for key in where)
+        sql += " ORDER BY due IS NULL, due, id" if table == "todos" else " ORDER BY id"
+        return [self._row(table, record) for record in self.db.execute(sql, list(where.values()))]
 
-    def save(self) -> None:
-        self.path.write_text(json.dumps([t.to_dict() for t in self.items.values()], indent=2))
-""",
-    "todo_api/app.py": """from fastapi import FastAPI, HTTPException
+    def _get(self, table: str, row_id: int):
+        record = self.db.execute(f"SELECT * FROM {table} WHERE id = ?", (row_id,)).fetchone()
+        if record is None:
+            raise NotFound(table, row_id)
+        return self._row(table, record)
 
-from .dates import parse_due
-from .storage import Store
+    def _insert(self, table: str, payload: dict):
+        try:
+            row = MODELS[table].from_dict({**payload, "id": 0})
+        except KeyError as missing:
+            raise ValidationError(missing.args[0], "is required") from None
+        row.validate()
+        values = self._values(row)
+        sql = f"INSERT INTO {table} ({', '.join(values)}) VALUES ({', '.join('?' * len(values))})"
+        with self.lock, self.db:
+            cursor = self.db.execute(sql, list(values.values()))
+        return self._get(table, cursor.lastrowid)
 
-app = FastAPI(title="todo-api")
-store = Store("todos.json")
+    def _replace(self, table: str, row):
+        values = self._values(row)
+        assignments = ", ".join(f"{key} = ?" for key in values)
+        with self.lock, self.db:
+            self.db.execute(f"UPDATE {table} SET {assignments} WHERE id = ?", [*values.values(), row.id])
+        return row
 
+    def _delete(self, table: str, row_id: int) -> None:
+        with self.lock, self.db:
+            if self.db.execute(f"DELETE FROM {table} WHERE id = ?", (row_id,)).rowcount == 0:
+                raise NotFound(table, row_id)
 
-@app.get("/todos")
-def list_todos(done: bool | None = None) -> list[dict]:
-    return [t.to_dict() for t in store.all() if done is None or t.done == done]
+'''
+STORE_VIEWS = '''
+    # --- views over todos ---------------------------------------------------------------------
 
+    def overdue(self, today: date) -> list[Todo]:
+        """Open todos due before `today`, the most overdue first."""
+        return [todo for todo in self.list_todos(done=False) if is_overdue(todo.due, today)]
 
-@app.post("/todos", status_code=201)
-def create_todo(payload: dict) -> dict:
-    return store.add(payload["title"], due=parse_due(payload.get("due"))).to_dict()
+    def search(self, text: str) -> list[Todo]:
+        """Todos whose title or notes contain `text`, ignoring case."""
+        needle = text.casefold()
+        return [todo for todo in self.list_todos() if needle in f"{todo.title}\\n{todo.notes}".casefold()]
 
+    def stats(self, today: date) -> dict:
+        """Counts for the dashboard."""
+        todos = self.list_todos()
+        return {
+            "todos": len(todos),
+            "done": sum(todo.done for todo in todos),
+            "overdue": len(self.overdue(today)),
+            "lists": len(self.list_lists(archived=False)),
+        }
+'''
+# the feature session's MultiEdit on storage.py (a `tag` filter); the SQLite rewrite keeps it
+STORE_TAG_EDITS = [
+    ('"""Todos matching the given values (soonest due first, undated last); None matches anything."""',
+     '"""Todos matching the given values and carrying `tag` (soonest due first); None matches anything."""'),
+    ("def list_todos(self, done: bool | None = None, list_id: int | None = None) -> list[Todo]:",
+     "def list_todos(self, done: bool | None = None, list_id: int | None = None, tag: str | None = None)"
+     " -> list[Todo]:"),
+    ('        return self._select("todos", done=done, list_id=list_id)',
+     '        rows = self._select("todos", done=done, list_id=list_id)\n'
+     "        return [todo for todo in rows if tag is None or tag in todo.tags]"),
+]
+SQLITE_STORE = SQLITE_CORE + "".join(py_store_methods(*r) for r in RESOURCES) + STORE_VIEWS.lstrip("\n")
+for _old, _new in STORE_TAG_EDITS:
+    SQLITE_STORE = SQLITE_STORE.replace(_old, _new, 1)
+CLAUDE_MD = """# todo-api
 
-@app.patch("/todos/{todo_id}")
-def update_todo(todo_id: int, payload: dict) -> dict:
-    if (todo := store.get(todo_id)) is None:
-        raise HTTPException(404, "todo not found")
-    todo.done = bool(payload.get("done", todo.done))
-    store.save()
-    return todo.to_dict()
-""",
-    "tests/test_dates.py": """from datetime import date
+FastAPI service for todos, lists, comments, reminders and the members who own lists. Python 3.12; no
+database server.
 
-from todo_api.dates import is_overdue, parse_due
+- Run it with `uvicorn todo_api.app:app --reload`; the HTTP reference is docs/api.md.
+- Test with `pytest -q`, lint with `ruff check .`; both pass before every commit.
+- Models (todo_api/models.py) validate themselves; storage and routes never re-check fields.
+- Due dates are calendar days (YYYY-MM-DD) in the API and on disk; never shift them between time zones.
+- Storage (todo_api/storage.py) keeps its method names stable: routes and tests call them directly.
+- Conventional commits (`fix:`, `feat:`, `docs:`), one topic per commit.
+"""
+DOCS_HEAD = """# todo-api HTTP reference
 
+Base URL `http://localhost:8000`. Bodies are JSON. Days are `YYYY-MM-DD` calendar days, the day the
+client meant; the server never converts them between time zones. Every error body is `{"detail": "..."}`;
+a 422 also names the `field` that broke its rule.
 
-def test_plain_day():
-    assert parse_due("2026-11-04") == date(2026, 11, 4)
+## Views over todos
 
+| Method | Path | Answers |
+|--------|------|---------|
+| `GET` | `/todos/overdue` | open todos past their due day, each with a `label` such as `2 days late` |
+| `GET` | `/todos/search?q=` | todos whose title or notes contain `q`, ignoring case; `limit` (20) |
+| `GET` | `/stats` | counts: `todos`, `done`, `overdue`, `lists` (not archived) |
+| `GET` | `/health` | `{"status": "ok", "version": "0.3.1"}` |
 
-def test_overdue():
-    assert is_overdue(date(2026, 11, 1), date(2026, 11, 2))
-""",
-    "tests/test_api.py": """from fastapi.testclient import TestClient
+"""
+PYPROJECT = """[project]
+name = "todo-api"
+version = "0.3.1"
+requires-python = ">=3.12"
+dependencies = ["fastapi>=0.115", "uvicorn>=0.32"]
 
-from todo_api.app import app
+[project.optional-dependencies]
+test = ["pytest>=8", "httpx>=0.27"]
 
-client = TestClient(app)
+[tool.ruff]
+line-length = 120
 
-
-def test_create_and_list():
-    assert client.post("/todos", json={"title": "buy oat milk"}).status_code == 201
-    assert any(t["title"] == "buy oat milk" for t in client.get("/todos").json())
-
-
-def test_missing_todo():
-    assert client.patch("/todos/999", json={"done": True}).status_code == 404
-""",
-}
-TALLY_FILES = {
-    "main.go": """package main
-
-import (
-\t"fmt"
-\t"os"
-
-\t"github.com/example/tally/internal/entry"
-\t"github.com/example/tally/internal/report"
-)
-
-func main() {
-\tentries, err := entry.ParseFile(os.Args[1])
-\tif err != nil {
-\t\tfmt.Fprintln(os.Stderr, "tally:", err)
-\t\tos.Exit(1)
-\t}
-\tfmt.Print(report.ByProject(entries))
-}
-""",
-    "internal/entry/parse.go": """package entry
-
-import (
-\t"bufio"
-\t"os"
-\t"strings"
-\t"time"
-)
-
-// Entry is one log line: "2026-11-02 09:00-10:30 project note...".
-type Entry struct {
-\tProject, Note string
-\tStart, End    time.Time
-}
-
-func ParseLine(line string) (Entry, error) {
-\tf := strings.Fields(line)
-\tspan := strings.SplitN(f[1], "-", 2)
-\tstart, err := time.Parse("2006-01-02 15:04", f[0]+" "+span[0])
-\tif err != nil {
-\t\treturn Entry{}, err
-\t}
-\tend, err := time.Parse("2006-01-02 15:04", f[0]+" "+span[1])
-\treturn Entry{Project: f[2], Note: strings.Join(f[3:], " "), Start: start, End: end}, err
-}
-
-func ParseFile(path string) (out []Entry, err error) {
-\tfh, err := os.Open(path)
-\tif err != nil {
-\t\treturn nil, err
-\t}
-\tdefer fh.Close()
-\tfor sc := bufio.NewScanner(fh); sc.Scan(); {
-\t\te, err := ParseLine(sc.Text())
-\t\tif err != nil {
-\t\t\treturn nil, err
-\t\t}
-\t\tout = append(out, e)
-\t}
-\treturn out, nil
-}
-""",
-    "internal/report/report.go": """package report
-
-import (
-\t"fmt"
-\t"sort"
-\t"strings"
-\t"time"
-
-\t"github.com/example/tally/internal/entry"
-)
-
-// ByProject sums the time spent per project, largest first.
-func ByProject(entries []entry.Entry) string {
-\ttotal := map[string]time.Duration{}
-\tnames := []string{}
-\tfor _, e := range entries {
-\t\tif _, seen := total[e.Project]; !seen {
-\t\t\tnames = append(names, e.Project)
-\t\t}
-\t\ttotal[e.Project] += e.End.Sub(e.Start)
-\t}
-\tsort.Slice(names, func(i, j int) bool { return total[names[i]] > total[names[j]] })
-\tvar b strings.Builder
-\tfor _, n := range names {
-\t\tfmt.Fprintf(&b, "%-12s %6.2fh\\n", n, total[n].Hours())
-\t}
-\treturn b.String()
-}
-""",
-}
+[tool.pytest.ini_options]
+testpaths = ["tests"]
+"""
 TITLES = ("buy oat milk", "call the dentist", "fix bike light", "plan team offsite", "pay invoice 114",
-           "review slides", "pay rent", "file taxes", "book flights", "renew passport", "water plants")
-TODO_FILES["tests/fixtures/todos.json"] = json.dumps([
+          "review slides", "pay rent", "file taxes", "book flights", "renew passport", "water plants")
+TODO_FILES = {"CLAUDE.md": CLAUDE_MD, "pyproject.toml": PYPROJECT,
+              "todo_api/__init__.py": '"""A small todo-list HTTP API."""\n\n__version__ = "0.3.1"\n',
+              **service_files(JSON_STORE, STORE_VIEWS, DOCS_HEAD)}
+TODO_FILES["tests/fixtures/todos.json"] = json.dumps([  # a version 1 file: a bare list of todos
     {"id": i, "title": TITLES[i % 11], "done": i % 3 == 0,
-     "due": f"2026-{10 + i % 3}-{1 + i * 7 % 28:02d}" if i % 4 else None} for i in range(1, 151)
+     "due": f"2026-{10 + i % 3}-{1 + i * 7 % 28:02d}" if i % 4 else None} for i in range(1, 121)
 ], indent=2) + "\n"
-TALLY_LOG = [f"2026-11-{1 + i // 6:02d} {8 + i % 6 * 2:02d}:{i * 15 % 60:02d}"
-        f"-{9 + i % 6 * 2:02d}:{i * 25 % 60:02d}"
-        f" {('tally', 'todo-api', 'infra', 'reading')[i * 7 % 4]}"
-        f" {('standup', 'code review', 'parser work', 'release prep', 'docs', 'bug triage')[i % 6]}"
-        for i in range(180)]
-# one line without its end time: the malformed entry the legacy session hunts for
-TALLY_FILES["testdata/nov.log"] = "\n".join(TALLY_LOG[:4] + ["2026-11-01 17:30 tally release prep"] + TALLY_LOG[5:])
-TALLY_FILES["testdata/nov.log"] += "\n"
-TODO_LOG = ["9d41c07 storage: sort by due day, then id", "5be2a13 api: PATCH marks todos done",
-             "e07f6c2 dates: accept ISO timestamps from the mobile client", "31a8d9e tests: cover overdue",
-             "c2f4b18 api: 404 for unknown todo ids", "7a9e5d0 storage: JSON file store",
-             "0b6c3f4 models: Todo dataclass", "4e1d2a9 initial commit"]
-GO_TEST_OK = ("?   \tgithub.com/example/tally\t[no test files]\n"
-          "ok  \tgithub.com/example/tally/internal/entry\t0.004s\n"
-          "ok  \tgithub.com/example/tally/internal/report\t0.003s\n")
-DOCSTRINGS = {"to_dict": "JSON-ready view of the todo.", "is_overdue": "True when the due day is before today.",
-         "all": "Every todo, soonest due first.", "get": "The todo with this id, or None.",
-         "add": "Create a todo and return it.", "save": "Write one todo back.", "list_todos": "List todos.",
-         "create_todo": "Create a todo from the request body.", "update_todo": "Mark a todo done or not."}
+_SUBJECTS = ["initial commit", "models: Todo dataclass", "storage: JSON file store",
+             "api: list, create and patch todos", "tests: cover the todo routes"]
+for _cls, _table, *_ in RESOURCES[1:]:
+    _SUBJECTS += [f"models: {_cls} with validation", f"storage: {_table} table", f"api: /{_table} routes",
+                  f"tests: {_table} routes and storage", f"docs: {_table} in api.md"]
+_SUBJECTS += ["storage: atomic writes through a temporary file", "storage: never reuse ids",
+              "dates: weekday names and today/tomorrow", "dates: business days skip holidays",
+              "api: /todos/overdue with due labels", "api: /todos/search", "api: /stats for the dashboard",
+              "dates: accept ISO timestamps from the mobile client", "tests: cover overdue", "chore: release 0.3.1"]
+_rng = random.Random("todo-api git log")
+TODO_LOG = [f"{'e07f6c2' if 'mobile' in s else format(_rng.getrandbits(28), '07x')} {s}"
+            for s in reversed(_SUBJECTS)]
+DOCSTRINGS = ROUTE_DOCS
 
 
 class FakeRepo:
     """A fake repository: files by relative path, a git log, and answers to read-only commands."""
 
     def __init__(self, root: str, files: dict[str, str], log: list[str]) -> None:
-        self.root, self.files, self.log = root, dict(files), log
+        self.root, self.files, self.log = root, dict(files), list(log)
 
     def abs(self, rel: str) -> str:
         return f"{self.root}/{rel}"
+
+    def line_of(self, rel: str, needle: str) -> int:
+        """The 1-based number of the first line of `rel` containing `needle`."""
+        return next(n for n, s in enumerate(self.files[rel].split("\n"), 1) if needle in s)
 
     def grep(self, pattern: str, under: str = "") -> dict[str, list[tuple[int, str]]]:
         rx = re.compile(pattern)
@@ -281,47 +345,27 @@ class FakeRepo:
         return "\n".join(self.log[: int(a[3].lstrip("-"))]) + "\n"  # git log --oneline -N
 
     def pytest(self, failed: dict[str, str] | None = None) -> str:
-        tests = [(f, t) for f, c in sorted(self.files.items()) if f.startswith("tests/test_")
-                 for t in re.findall(r"^def (test_\w+)", c, re.M)]
+        """`pytest -q` output: a dot per test (per parametrized case), the failures, the summary."""
+        tests = []
+        for f, c in sorted(self.files.items()):
+            if f.startswith("tests/test_"):
+                for params, name in re.findall(r"(@pytest\.mark\.parametrize\(.*?\n\)\n)?def (test_\w+)", c, re.S):
+                    tests += [(f, name)] * max(len(re.findall(r"^        [(\"{]", params, re.M)), 1)
         failed = failed or {}
-        out = "".join("F" if t in failed else "." for _, t in tests).ljust(72) + " [100%]\n"
+        dots = "".join("F" if t in failed else "." for _, t in tests)
+        out = "".join(f"{dots[i:i + 70]:<72}[{min(i + 70, len(dots)) * 100 // len(dots):>3}%]\n"
+                      for i in range(0, len(dots), 70))
         if failed:
             out += "=========================== short test summary info ============================\n"
-            out += "".join(f"FAILED {f}::{t} - {failed[t]}\n" for f, t in tests if t in failed)
-            return out + f"{len(failed)} failed, {len(tests) - len(failed)} passed in 0.61s\n"
-        return out + f"{len(tests)} passed in 0.{40 + len(tests)}s\n"
+            out += "".join(f"FAILED {f}::{t} - {failed[t]}\n" for f, t in dict.fromkeys(tests) if t in failed)
+            n = dots.count("F")
+            return out + f"{n} failed, {len(tests) - n} passed in 1.{len(tests) % 97:02d}s\n"
+        return out + f"{len(tests)} passed in 1.{len(tests) % 89:02d}s\n"
 
 
-
-SQLITE_STORE = '''import json
-import sqlite3
-
-from .dates import parse_due
-from .models import Todo
+def todo_repo() -> FakeRepo:
+    return FakeRepo("/home/dev/todo-api", TODO_FILES, TODO_LOG)
 
 
-class Store:
-    def __init__(self, path: str) -> None:
-        self.db = sqlite3.connect(path, check_same_thread=False)
-        self.db.execute("CREATE TABLE IF NOT EXISTS todos (id INTEGER PRIMARY KEY, title, done, due, tags)")
-
-    def _todo(self, r: tuple) -> Todo:
-        return Todo(r[0], r[1], bool(r[2]), parse_due(r[3]), json.loads(r[4]))
-
-    def all(self) -> list[Todo]:
-        return [self._todo(r) for r in self.db.execute("SELECT * FROM todos ORDER BY due IS NULL, due, id")]
-
-    def get(self, todo_id: int) -> Todo | None:
-        r = self.db.execute("SELECT * FROM todos WHERE id = ?", (todo_id,)).fetchone()
-        return r and self._todo(r)
-
-    def add(self, title: str, due=None, tags=()) -> Todo:
-        row = (title, due and due.isoformat(), json.dumps(list(tags)))
-        cur = self.db.execute("INSERT INTO todos (title, done, due, tags) VALUES (?, 0, ?, ?)", row)
-        self.db.commit()
-        return Todo(cur.lastrowid, title, due=due, tags=list(tags))
-
-    def save(self, todo: Todo) -> None:
-        self.db.execute("UPDATE todos SET done = ? WHERE id = ?", (int(todo.done), todo.id))
-        self.db.commit()
-'''
+def tally_repo() -> FakeRepo:
+    return FakeRepo("/home/dev/tally", TALLY_FILES, TALLY_GIT_LOG)
