@@ -30,8 +30,6 @@ _counter: tokenizers.Counter | None = None
 class Measured:
     rows: list[dict] = field(default_factory=list)
     problems: Counter = field(default_factory=Counter)
-    files_read: int = 0
-    bytes_read: int = 0
     tokenizer: tokenizers.TokenizerChoice | None = None
     sources: dict[str, str] = field(default_factory=dict)  # agent -> "read" | "not found"
     looked_in: list[str] = field(default_factory=list)  # for the "nothing found" message (stderr)
@@ -90,8 +88,6 @@ def measure_claude(
     todo.sort(key=lambda item: -item[1][0])
     for (file, stat), (row, problems) in zip(todo, _run(todo, choice, workers), strict=True):
         fresh[str(file.path)] = [stat[0], stat[1], row, problems]
-        result.files_read += 1
-        result.bytes_read += stat[0]
     for entry in fresh.values():
         result.rows.append(entry[2])
         result.problems.update(entry[3])

@@ -18,7 +18,6 @@ if __package__ in (None, ""):  # run as a script: the package sits two folders u
 from xshare.paths import line_file  # noqa: E402
 
 DEFAULT_FORMAT = "explore {context} of context · {bill} of bill · calib {calib} · {calls} calls{window}{behind}"
-FIELDS = "context, bill, calib, calls, window, behind, compactions, tokenizer, html"
 # the spec's reading thresholds: under 10 %, 10 to 30 %, 30 % or more
 _COLOURS = ((0.10, "32"), (0.30, "33"), (float("inf"), "31"))
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from xshare.classify import classify_tool, command_of
-from xshare.ledger import Ledger, session_row
+from xshare.ledger import USAGE_FIELDS, Ledger, session_row
 from xshare.store import dumps, loads
 
 AGENT = "claude-code"
@@ -26,7 +26,6 @@ KNOWN_TYPES = frozenset(
     "last-prompt ai-title custom-title permission-mode summary mode agent-name agent-color agent-setting "
     "pr-link tag turn_end".split()
 )
-USAGE_NAMES = ("input", "cache_read", "cache_write_5m", "cache_write_1h", "output")
 _OPEN, _CLOSE = "<system-reminder>", "</system-reminder>"
 _NOT_TYPED = ("<command-name>", "<local-command-stdout>", "<local-command-caveat>", "<bash-input>", "<bash-stdout>",
               "<task-notification>", _OPEN, "[Request interrupted by user")
@@ -329,14 +328,14 @@ class ClaudeTranscript:
                 self.calls[key] = snapshot
             self.ledger.call(
                 snapshot[0],
-                usage=dict(zip(USAGE_NAMES, snapshot[1:], strict=True)),
+                usage=dict(zip(USAGE_FIELDS, snapshot[1:], strict=True)),
                 thread=thread,
                 model=model if isinstance(model, str) else None,
                 time=time if isinstance(time, str) else None,
             )
         elif snapshot[5] > previous[5]:
             self.calls[key] = snapshot
-            pairs = zip(USAGE_NAMES, snapshot[1:], previous[1:], strict=True)
+            pairs = zip(USAGE_FIELDS, snapshot[1:], previous[1:], strict=True)
             delta = {name: now - before for name, now, before in pairs}
             self.ledger.revise_call(snapshot[0] - previous[0], delta)
 
