@@ -24,7 +24,7 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XSHARE_HOME", str(tmp_path / "xshare-home"))
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tiktoken-cache"))
     for name in ("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XSHARE_VOCAB", "NO_COLOR", "HERMES_HOME",
-                 "HERMES_SESSION_ID"):
+                 "HERMES_SESSION_ID", "CLAUDE_PLUGIN_DATA", "CLAUDE_PLUGIN_ROOT", "XSHARE_PLUGIN_ENV"):
         monkeypatch.delenv(name, raising=False)
     if VOCAB.is_file():
         monkeypatch.setenv("XSHARE_VOCAB", str(VOCAB))

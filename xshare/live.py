@@ -20,7 +20,7 @@ import traceback
 from pathlib import Path
 
 from xshare import METHOD_VERSION
-from xshare.paths import file_name, html_file, line_file, live_dir, state_dir
+from xshare.paths import file_name, hook_log, html_file, line_file, live_dir
 
 # the reader, the tokenizer and orjson are imported only once there is work to do: the idle call
 # (nothing appended since the last one) is the common case and must stay cheap
@@ -145,6 +145,8 @@ def run_hook(stdin: bytes) -> None:
     """`xshare hook`: never prints, never fails; problems go to the log in xshare's state directory."""
     try:
         payload = json.loads(stdin) if stdin.strip() else {}
+        if isinstance(payload, dict) and payload.get("hook_event_name") == "SessionStart":
+            _start_plugin_env()
         for path, session_id in transcripts_of(payload) if isinstance(payload, dict) else ():
             if session_id is None or not is_current(path, session_id):
                 update(path)
@@ -152,9 +154,19 @@ def run_hook(stdin: bytes) -> None:
         _log(traceback.format_exc())
 
 
+def _start_plugin_env() -> None:
+    """Once per session: build the plugin's own env in the background if it is missing or stale."""
+    try:
+        from xshare.plugin_env_build import start_build
+
+        start_build()
+    except Exception:  # the session's ledger matters more than the env: log and go on
+        _log(traceback.format_exc())
+
+
 def _log(text: str) -> None:
     try:
-        log = state_dir() / "logs" / "hook.log"
+        log = hook_log()
         log.parent.mkdir(parents=True, exist_ok=True)
         mode = "w" if log.exists() and log.stat().st_size > _LOG_LIMIT else "a"
         with open(log, mode, encoding="utf-8") as handle:

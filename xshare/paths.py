@@ -22,6 +22,11 @@ def state_dir() -> Path:
     return Path(os.environ.get("XDG_STATE_HOME") or home / ".local" / "state") / "xshare"
 
 
+def hook_log() -> Path:
+    """Where the hook (and the plugin env's builder) write what went wrong; nothing else reads it."""
+    return state_dir() / "logs" / "hook.log"
+
+
 def live_dir() -> Path:
     return state_dir() / "live"
 

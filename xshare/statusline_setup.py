@@ -12,9 +12,9 @@ import json
 import os
 import shlex
 import shutil
-import sys
 from pathlib import Path
 
+from xshare import plugin_env
 from xshare.paths import state_dir
 from xshare.store import atomic_write, read_json
 
@@ -52,7 +52,8 @@ def command(line_format: str | None = None, line2: str | None = None) -> str:
     def quote(text: str) -> str:
         return '"' + text.replace("\\", "/").replace('"', '\\"') + '"'
 
-    parts = [quote(sys.executable), "-I", "-S", quote(str(script_path()))]
+    # the plugin's env when it is ready: under ${CLAUDE_PLUGIN_DATA}, it survives plugin updates
+    parts = [quote(plugin_env.interpreter()), "-I", "-S", quote(str(script_path()))]
     if line_format:
         parts += ["--format", quote(line_format)]
     if line2:
@@ -133,4 +134,13 @@ def status() -> tuple[int, str]:
     words = shlex.split(current["command"])
     missing = [word for word in words[:1] + [w for w in words if w.endswith(MARKER)] if not Path(word).exists()]
     health = f" — but {', '.join(missing)} is missing: run install again" if missing else ""
-    return 0, f"installed in {path}: {current['command']}{health}"
+    return 0, f"installed in {path}: {current['command']}\n{_interpreter_note(words[0])}{health}"
+
+
+def _interpreter_note(python: str) -> str:
+    """Which Python the status line runs with; it needs only the standard library, so any will do."""
+    env = Path(python).parent.parent
+    if (env / plugin_env.STAMP).is_file():
+        return f"interpreter: {python} (xshare's plugin environment in {env.parent})"
+    state = "exists" if Path(python).exists() else "does not exist"
+    return f"interpreter: {python} ({state}; the status line needs only the standard library)"
