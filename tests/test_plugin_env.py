@@ -79,6 +79,20 @@ def test_data_dir_comes_from_claude_code_or_from_the_cache_layout(tmp_path: Path
     assert plugin_env.data_dir(str(cached)) == str(tmp_path / "given")
 
 
+@pytest.mark.skipif(os.name == "nt", reason="a POSIX venv layout with a symlinked interpreter")
+def test_ready_only_with_a_stamp_and_an_interpreter_that_still_runs(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path))
+    (tmp_path / "venv" / "bin").mkdir(parents=True)
+    python = tmp_path / "venv" / "bin" / "python"
+    python.symlink_to(sys.executable)
+    assert plugin_env.ready_python() is None  # half built: no stamp yet
+    (tmp_path / "venv" / plugin_env.STAMP).write_text("{}")
+    assert plugin_env.ready_python() == str(python) == plugin_env.interpreter()
+    python.unlink()
+    python.symlink_to(tmp_path / "python3.99")  # the base Python it was made from is gone (an upgrade)
+    assert plugin_env.ready_python() is None and plugin_env.interpreter() == sys.executable
+
+
 def test_wanted_reads_the_plugin_version_and_requirements(tmp_path: Path, monkeypatch):
     want = plugin_env.wanted(str(fake_plugin(tmp_path / "a", "2.0.0")))
     assert want["version"] == "2.0.0" and want["python"] == "{}.{}".format(*sys.version_info[:2])
@@ -193,6 +207,8 @@ def test_session_start_rebuilds_for_a_new_version_in_the_background_and_keeps_th
         time.sleep(0.5)
         stamp = json.loads(stamp_file.read_text()) if stamp_file.exists() else {}
     assert stamp == plugin_env.wanted(str(root)), (data / "venv-build.log").read_text()
+    with locked(data / "venv.lock"):  # the build holds it until it has cleaned up after itself
+        pass
     assert sorted(path.name for path in data.iterdir()) == ["venv", "venv-build.log", "venv.lock"]
     assert hook_log_lines(isolated_home / "xshare") == []
     assert plugin_env.ready_python(str(root)) == old_python  # same path, new env behind it

@@ -51,7 +51,7 @@ def data_dir(root: str | None = None) -> str | None:
     named = os.environ.get("CLAUDE_PLUGIN_DATA")
     if named:
         return named
-    parts = os.path.realpath(root or package_root()).split(os.sep)
+    parts = os.path.abspath(root or package_root()).split(os.sep)
     if len(parts) >= 5 and parts[-4] == "cache" and parts[-5] == "plugins":
         plugin_id = "".join(c if c.isascii() and (c.isalnum() or c in "_-") else "-"
                             for c in f"{parts[-2]}@{parts[-3]}")
