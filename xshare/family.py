@@ -6,7 +6,8 @@ Since 2.1.3xx a compaction's call is recorded nowhere (older versions wrote it a
 the family) the unrecorded prompt tokens are the last totals minus every call the family recorded.
 
 They are charged as compaction calls: the reader kept, at each compaction those totals cover, a
-snapshot of what was present then (by category) and the thread's overhead. Each snapshot takes a share
+snapshot of what was present then (by category), the thread's overhead, and its size in the provider's
+tokens (the thread's last bill plus what was added since). Each snapshot takes a share
 of the unrecorded tokens in proportion to its size; its call count is that share over the size,
 rounded (Claude Code retries a compaction whose reply it rejects, each retry carrying it all again).
 Each call carries the snapshot's categories; what the share exceeds them by (the overhead and the
@@ -23,7 +24,8 @@ from xshare.ledger import CATEGORIES, OVERHEAD, USAGE_FIELDS, share
 
 
 def _size(snapshot: dict) -> int:
-    return sum(snapshot["present"].values()) + snapshot["overhead"]
+    """What the compaction call carried in the provider's tokens (see ClaudeTranscript._snapshot)."""
+    return snapshot.get("size", sum(snapshot["present"].values()) + snapshot["overhead"])
 
 
 def _charge_snapshot(tokens: int, snapshot: dict, billed: dict[str, int]) -> int:

@@ -205,6 +205,7 @@ class ClaudeTranscript:
         self.entrypoint: str | None = None
         self.cost: dict[str, int] | None = None  # the last cost-state's totals
         self.snapshots: list[dict] = []  # what each compaction's (unwritten) call carried
+        self.last_call: dict[str, list[int]] = {}  # thread -> [its last billed prompt, tokens added since]
         self._pending = b""
         self._labels: dict[str, str] = {}
 
@@ -356,6 +357,7 @@ class ClaudeTranscript:
         if previous is None:
             if key:
                 self.calls[key] = snapshot
+            self.last_call[thread] = [snapshot[0], 0]
             self.ledger.call(
                 snapshot[0],
                 usage=dict(zip(USAGE_FIELDS, snapshot[1:], strict=True)),
@@ -365,6 +367,8 @@ class ClaudeTranscript:
             )
         elif snapshot[5] > previous[5]:
             self.calls[key] = snapshot
+            if thread in self.last_call:
+                self.last_call[thread][0] += snapshot[0] - previous[0]
             pairs = zip(USAGE_FIELDS, snapshot[1:], previous[1:], strict=True)
             delta = {name: now - before for name, now, before in pairs}
             self.ledger.revise_call(snapshot[0] - previous[0], delta)
@@ -451,13 +455,19 @@ class ClaudeTranscript:
                 snapshot["covered"] = True
 
     def _snapshot(self, thread: str) -> None:
-        """What a compaction call carried: everything present just before it, plus the overhead."""
+        """What a compaction call carried: everything present just before it, plus the overhead. Its size
+        in the provider's tokens: the thread's last bill plus what was added since (else present + overhead)."""
         present, overhead = self.ledger.present(thread)
-        self.snapshots.append({"present": present, "overhead": overhead, "covered": False})
+        last = self.last_call.get(thread)
+        size = last[0] + last[1] if last else sum(present.values()) + overhead
+        self.snapshots.append({"present": present, "overhead": overhead, "size": size, "covered": False})
 
     def _add(self, category: str, text: object, thread: str, key: str | None = None, label=None) -> None:
         if isinstance(text, str) and text:
-            self.ledger.add(category, self.count(text), key=key, thread=thread, label=label)
+            tokens = self.count(text)
+            self.ledger.add(category, tokens, key=key, thread=thread, label=label)
+            if thread in self.last_call:
+                self.last_call[thread][1] += tokens
 
     # --- results and state --------------------------------------------------------------------
 
@@ -492,6 +502,7 @@ class ClaudeTranscript:
             "entrypoint": self.entrypoint,
             "cost": self.cost,
             "snapshots": self.snapshots,
+            "last_call": self.last_call,
         }
 
     @classmethod
@@ -506,4 +517,5 @@ class ClaudeTranscript:
         transcript.entrypoint = state["entrypoint"]
         transcript.cost = state["cost"]
         transcript.snapshots = [dict(snapshot) for snapshot in state["snapshots"]]
+        transcript.last_call = {thread: list(pair) for thread, pair in state["last_call"].items()}
         return transcript
