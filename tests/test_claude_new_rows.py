@@ -246,3 +246,24 @@ def test_automated_sessions_are_reported_outside_the_reading(capsys, tmp_path: P
     assert set(report["groups"]) == {"claude-code/automated", "claude-code/subagent"}
     assert report["groups"]["claude-code/automated"]["reading"] is None
     assert report["groups"]["claude-code/automated"]["unrecorded_calls"] == 1
+
+
+def test_a_forks_totals_include_its_parents_bill_and_are_not_used(tmp_path: Path):
+    """--fork-session copies the history since the last compaction (rows re-labelled with the new session
+    id, assistant rows keeping the parent's as `requestSessionId`) and carries the parent's totals on."""
+    main_path, _, provider = a_session_with_a_subagent_and_a_compaction(tmp_path / "parent")
+    parent_rows = [json.loads(line) for line in main_path.read_text().splitlines()]
+    start = max(index for index, row in enumerate(parent_rows) if row.get("subtype") == "compact_boundary")
+    fork = NewSession(provider, "0f1e2d3c-4b5a-4968-8776-655443322110")
+    copied = [{**row, "sessionId": fork.session_id,
+               **({"requestSessionId": row["sessionId"]} if row["type"] == "assistant" else {})}
+              for row in parent_rows[start:] if row["type"] in ("system", "user", "assistant", "attachment")]
+    fork.rows = copied
+    fork.context = 300
+    fork.user("Now something new.")
+    fork.call("Done.")
+    fork.cost_state()
+    path = fork.write(tmp_path / "fork" / "projects" / "-home-dev-app" / f"{fork.session_id}.jsonl")
+    row = read(path).row()
+    assert row["cost_state"] is None and row["compaction_snapshots"]
+    assert complete_with_unrecorded(row, []) == row

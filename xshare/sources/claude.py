@@ -6,7 +6,9 @@ only what was appended); a line is taken once it is complete, so any split gives
 Row types Claude Code 2.1.3xx added, none of which adds context by itself:
 - `cost-state`: Claude Code's own cumulative usage totals for the session, per model (`modelUsage`), written
   at the end of each turn and carried on across --continue/--resume. They include the subagents' calls and
-  the compaction calls, which no transcript records; the last one is kept (see xshare.family).
+  the compaction calls, which no transcript records; the last one is kept (see xshare.family). A fork
+  (--fork-session: assistant rows copied with `requestSessionId` naming the parent) starts from its
+  parent's totals, so a fork's are not used.
 - `api-request`: one per recorded request (`id` = the assistant rows' `requestRef`, `querySource`,
   `params`, `shapeHash`, and the messages as `api-request-blob` hashes: `keep` N of `base`, then `tail`).
 - `api-request-shape`: the system prompt and tool schemas a request sent (`shape.system`, `shape.tools`).
@@ -206,6 +208,7 @@ class ClaudeTranscript:
         self.cost: dict[str, int] | None = None  # the last cost-state's totals
         self.snapshots: list[dict] = []  # what each compaction's (unwritten) call carried
         self.last_call: dict[str, list[int]] = {}  # thread -> [its last billed prompt, tokens added since]
+        self.forked = False  # holds calls copied from another session (--fork-session)
         self._pending = b""
         self._labels: dict[str, str] = {}
 
@@ -331,6 +334,9 @@ class ClaudeTranscript:
         if not isinstance(message, dict) or message.get("model") == "<synthetic>" or row.get("isApiErrorMessage"):
             return  # generated locally, never billed
         usage = message.get("usage")
+        origin = row.get("requestSessionId")
+        if isinstance(origin, str) and origin != row.get("sessionId"):
+            self.forked = True  # a call another session made, copied here with its history
         if isinstance(usage, dict):
             key = row.get("requestId") or message.get("id") or row.get("uuid")
             self._call(key, call_usage(usage), message.get("model"), row.get("timestamp"), thread)
@@ -486,7 +492,8 @@ class ClaudeTranscript:
             tokenizer=self.tokenizer,
             parent=self.file.parent_id,
         )
-        row["cost_state"] = dict(self.cost) if self.cost else None
+        # a fork's totals carry on from its parent's, whose bill is not this file's: not used
+        row["cost_state"] = dict(self.cost) if self.cost and not self.forked else None
         row["compaction_snapshots"] = [dict(snapshot) for snapshot in self.snapshots]
         row["unrecorded_calls"] = row["unrecorded_prompt_tokens"] = 0
         return row
@@ -503,6 +510,7 @@ class ClaudeTranscript:
             "cost": self.cost,
             "snapshots": self.snapshots,
             "last_call": self.last_call,
+            "forked": self.forked,
         }
 
     @classmethod
@@ -518,4 +526,5 @@ class ClaudeTranscript:
         transcript.cost = state["cost"]
         transcript.snapshots = [dict(snapshot) for snapshot in state["snapshots"]]
         transcript.last_call = {thread: list(pair) for thread, pair in state["last_call"].items()}
+        transcript.forked = state["forked"]
         return transcript
