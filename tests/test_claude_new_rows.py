@@ -267,3 +267,23 @@ def test_a_forks_totals_include_its_parents_bill_and_are_not_used(tmp_path: Path
     row = read(path).row()
     assert row["cost_state"] is None and row["compaction_snapshots"]
     assert complete_with_unrecorded(row, []) == row
+
+
+def test_two_compactions_in_a_row_are_each_sized_from_what_they_carried(tmp_path: Path):
+    provider = Provider()
+    session = NewSession(provider)
+    session.user("Read the parser.")
+    tool = session.call("", ("Read", {"file_path": "/home/dev/app/parser.py"}))
+    session.result(tool, "def parse(tokens): ...\n" * 150)
+    session.call("Read it.")
+    session.compact("Summary: the parser was read.")
+    session.compact("Summary: still the parser.")
+    session.cost_state()
+    path = session.write(tmp_path / "projects" / "-p" / f"{session.session_id}.jsonl")
+    own = read(path).row()
+    first, second = own["compaction_snapshots"]
+    # the second carried only the overhead and the first's summary, not the bill before the first
+    assert second["size"] == second["overhead"] + sum(second["present"].values()) < first["size"]
+    row = complete_with_unrecorded(own, [])
+    assert row["unrecorded_calls"] == 2 and row["api_calls"] == len(provider.calls)
+    assert row["prompt_tokens_billed"] == sum(provider.calls)

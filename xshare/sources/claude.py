@@ -397,6 +397,8 @@ class ClaudeTranscript:
         if row.get("isCompactSummary"):
             self._snapshot(thread)
             self.ledger.compact(thread)
+            if thread in self.last_call:  # the next call carries the overhead and what comes from here on
+                self.last_call[thread] = [self.ledger.present(thread)[1], 0]
             self._add("conversation", _result_text(content), thread)
             return
         base = "injected" if row.get("isMeta") else "conversation"
