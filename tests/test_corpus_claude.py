@@ -1,6 +1,7 @@
 """The report over real Claude Code transcripts (../shared/corpus/claude), checked against a count
 written here from scratch: distinct requestId (else message.id) per file, the row with the largest
-output_tokens, prompt = input + cache_read + cache_creation. Skipped when the corpus is absent."""
+output_tokens, prompt = input + cache_read + cache_creation; main files whose first entrypoint is sdk-*
+are automated. Skipped when the corpus is absent."""
 
 from __future__ import annotations
 
@@ -30,11 +31,14 @@ def independent_count(root: Path) -> tuple[Counter, Counter]:
         else:
             group = "claude-code/interactive"
         best: dict[str, tuple[int, int]] = {}
+        entrypoint = None
         for line in path.read_bytes().splitlines():
             try:
                 row = json.loads(line)
             except ValueError:
                 continue
+            if entrypoint is None and isinstance(row, dict) and isinstance(row.get("entrypoint"), str):
+                entrypoint = row["entrypoint"]
             message = row.get("message") if isinstance(row, dict) else None
             if row.get("type") != "assistant" or not isinstance(message, dict):
                 continue
@@ -47,6 +51,8 @@ def independent_count(root: Path) -> tuple[Counter, Counter]:
             output = usage.get("output_tokens") or 0
             if key not in best or output > best[key][1]:
                 best[key] = (tokens, output)
+        if group == "claude-code/interactive" and (entrypoint or "").startswith("sdk-"):
+            group = "claude-code/automated"  # claude -p and the Agent SDKs
         calls[group] += len(best)
         prompt[group] += sum(tokens for tokens, _ in best.values())
     return calls, prompt

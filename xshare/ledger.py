@@ -188,6 +188,11 @@ class Ledger:
             for entry in state.present:
                 self._remove(state, entry)
 
+    def present(self, thread: str = "main") -> tuple[dict[str, int], int]:
+        """What the thread's next call would carry: the present tokens by category, and its overhead."""
+        state = self._thread(thread)
+        return dict(state.sums), state.overhead or 0
+
     def _remove(self, state: _Thread, entry: list) -> None:
         state.sums[entry[_CATEGORY]] -= entry[_TOKENS]
         state.total -= entry[_TOKENS]

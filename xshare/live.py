@@ -88,8 +88,25 @@ def update(path: Path, choice=None) -> dict | None:
         row = transcript.row()
         atomic_write(state_file(file.session_id), dumps(
             {"method": METHOD_VERSION, "tokenizer": choice.name, "reader": transcript.to_state()}))
-        atomic_write(line_file(file.session_id), dumps(summary(row, transcript.offset, path)))
+        shown = _with_family(row, file, choice, update)
+        atomic_write(line_file(file.session_id), dumps(summary(shown, transcript.offset, path)))
+        return shown
+
+
+def _with_family(row: dict, file, choice, member_row) -> dict:
+    """A session's row with the calls Claude Code billed but wrote into none of its files, from the
+    rows of its subagent files (`member_row(path, choice)`, or their live state when that is None)."""
+    if not row.get("cost_state"):
         return row
+    from xshare.family import complete_with_unrecorded
+    from xshare.sources.claude import family_files
+
+    family = []
+    for member in family_files(file):
+        member_now = member_row(member.path, choice) or live_row(member.session_id, choice)
+        if member_now is not None:
+            family.append(member_now)
+    return complete_with_unrecorded(row, family)
 
 
 def summary(row: dict, offset: int, path: Path) -> dict:
@@ -110,7 +127,8 @@ def summary(row: dict, offset: int, path: Path) -> dict:
 
 
 def live_row(session_id: str, choice=None) -> dict | None:
-    """A session's row from its live state, if the hook keeps one under the current tokenizer."""
+    """A session's row from its live state, if the hook keeps one under the current tokenizer (with
+    the calls its subagent files' live states and Claude Code's usage totals show it did not record)."""
     from xshare import tokens
     from xshare.sources.claude import ClaudeTranscript, describe
     from xshare.store import read_json
@@ -121,11 +139,13 @@ def live_row(session_id: str, choice=None) -> dict | None:
         return None
     summary_now = read_json(line_file(session_id))
     path = Path(summary_now["transcript"]) if isinstance(summary_now, dict) else Path(f"{session_id}.jsonl")
+    file = describe(path)
     try:
         # no bytes are read here, so no counter is needed
-        return ClaudeTranscript.from_state(saved["reader"], describe(path), None, choice.name).row()
+        row = ClaudeTranscript.from_state(saved["reader"], file, None, choice.name).row()
     except (KeyError, TypeError, ValueError):
         return None
+    return _with_family(row, file, choice, lambda path, choice: None)
 
 
 def transcripts_of(payload: dict) -> list[tuple[Path, str | None]]:

@@ -156,6 +156,8 @@ def summarize(rows: list[dict]) -> dict[str, dict]:
             "sessions": len(group),
             "sessions_with_api_calls": sum(1 for row in group if row["api_calls"]),
             "api_calls": sum(row["api_calls"] for row in group),
+            "unrecorded_calls": sum(row.get("unrecorded_calls", 0) for row in group),
+            "unrecorded_prompt_tokens": sum(row.get("unrecorded_prompt_tokens", 0) for row in group),
             "prompt_tokens_billed": prompt,
             "context_tokens": context,
             "recorded_over_billed": share(context, prompt),
@@ -237,6 +239,7 @@ class Report:
             if g["reading"]
         ]
         lines += readings or ["  no interactive sessions in the window"]
+        lines += _unrecorded_lines(self.groups)
         note = f" ({self.tokenizer_note})" if self.tokenizer_note else ""
         lines += ["", f"Tokenizer: {self.tokenizer}{note}", "", *COLUMN_NOTES]
         return "\n".join(lines) + "\n"
@@ -248,8 +251,22 @@ COLUMN_NOTES = (
     "of billed prompt: the same tokens over the prompt tokens the provider billed (the first share times",
     "  Recorded / billed). Recorded / billed: the modelled context over the bill, i.e. the calibration.",
     "Median session: the middle of the per-session shares. Only interactive sessions are read against the",
-    "  thresholds; subagent and internal (compaction, side-question) rows are reported beside them.",
+    "  thresholds; automated (claude -p, the SDKs), subagent and internal (compaction, side-question) rows",
+    "  are reported beside them.",
 )
+
+
+def unrecorded_note(calls: int, tokens: int) -> str:
+    """What the figures include that no transcript shows (Claude Code 2.1.3xx compactions)."""
+    what = f"{calls:,} call{'s' if calls != 1 else ''}" if calls else "calls"
+    return (f"{what} ({tokens:,} prompt tokens) Claude Code billed but did not write (compactions), "
+            "from its own usage totals")
+
+
+def _unrecorded_lines(groups: dict[str, dict]) -> list[str]:
+    notes = [f"  {key}: includes {unrecorded_note(g['unrecorded_calls'], g['unrecorded_prompt_tokens'])}"
+             for key, g in groups.items() if g.get("unrecorded_prompt_tokens")]
+    return ["", "Calls no transcript records:", "", *notes] if notes else []
 
 
 def _label(key: str) -> str:
@@ -291,6 +308,8 @@ def session_summary(row: dict) -> str:
         when,
         f"API calls: {row['api_calls']:,}   Prompt tokens billed: {row['prompt_tokens_billed']:,}   "
         f"Recorded / billed: {_pct(row['recorded_over_billed'])}",
+        *([f"These figures include {unrecorded_note(row['unrecorded_calls'], row['unrecorded_prompt_tokens'])}"]
+          if row.get("unrecorded_prompt_tokens") else []),
         f"Exploration: {_pct(row['exploration_share_of_context'])} of the recorded context, "
         f"{_pct(row['exploration_share_of_prompt'])} of the billed prompt",
         f"Recorded context by category: {by_category or 'nothing recorded'}",

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from xshare import METHOD_VERSION
 from xshare import tokens as tokenizers
+from xshare.family import complete_rows, complete_with_unrecorded
 from xshare.sources import claude, hermes
 from xshare.sources.claude import ClaudeTranscript, TranscriptFile
 from xshare.store import atomic_write, dumps, read_json, state_dir
@@ -91,6 +92,7 @@ def measure_claude(
     for entry in fresh.values():
         result.rows.append(entry[2])
         result.problems.update(entry[3])
+    result.rows = complete_rows(result.rows)
     if todo and _counter:
         result.tokenizer = _counter.choice  # the vocabulary may have proved unusable on load
     if use_cache and todo:
@@ -227,5 +229,10 @@ def find_session(wanted: str, claude_roots: list[str] | None = None) -> Transcri
 
 
 def measure_one(file: TranscriptFile, choice: tokenizers.TokenizerChoice) -> tuple[dict, dict]:
+    """One session's row, with the calls Claude Code billed but wrote into none of its family's files."""
     _init_worker(choice)
-    return measure_file(file)
+    row, problems = measure_file(file)
+    if row.get("cost_state"):
+        family = [measure_file(member)[0] for member in claude.family_files(file)]
+        row = complete_with_unrecorded(row, family)
+    return row, problems

@@ -2,6 +2,20 @@
 
 One transcript file is one session. Its bytes can arrive in any number of pieces (the live hook reads
 only what was appended); a line is taken once it is complete, so any split gives the same ledger.
+
+Row types Claude Code 2.1.3xx added, none of which adds context by itself:
+- `cost-state`: Claude Code's own cumulative usage totals for the session, per model (`modelUsage`), written
+  at the end of each turn and carried on across --continue/--resume. They include the subagents' calls and
+  the compaction calls, which no transcript records; the last one is kept (see xshare.family). A fork
+  (--fork-session: assistant rows copied with `requestSessionId` naming the parent) starts from its
+  parent's totals, so a fork's are not used.
+- `api-request`: one per recorded request (`id` = the assistant rows' `requestRef`, `querySource`,
+  `params`, `shapeHash`, and the messages as `api-request-blob` hashes: `keep` N of `base`, then `tail`).
+- `api-request-shape`: the system prompt and tool schemas a request sent (`shape.system`, `shape.tools`).
+- `api-request-blob`: one message as sent; it repeats what the user/assistant/attachment rows hold.
+- `atis-latch`, `tools-used`: bookkeeping (a latch value; the names of the tools used so far).
+Rows carry `entrypoint`: `cli` (the TUI), `sdk-cli` (`claude -p`), `sdk-ts`/`sdk-py` (the SDKs), ...;
+sessions started through an SDK entry point are automated, not interactive.
 """
 
 from __future__ import annotations
@@ -14,17 +28,20 @@ from pathlib import Path
 
 from xshare.classify import classify_tool, command_of
 from xshare.ledger import USAGE_FIELDS, Ledger, session_row
+from xshare.sources.claude_costs import cost_totals
 from xshare.store import dumps, loads
 
 AGENT = "claude-code"
-INTERACTIVE, SUBAGENT, INTERNAL = "interactive", "subagent", "internal"
+INTERACTIVE, SUBAGENT, INTERNAL, AUTOMATED = "interactive", "subagent", "internal", "automated"
+# `claude -p` writes sdk-cli, the Agent SDKs sdk-ts and sdk-py: a program, not a person, drives these
+AUTOMATED_ENTRYPOINT_PREFIX = "sdk-"
 # Claude Code's own helper agents replay their parent's context; they are overhead, not task work
 INTERNAL_PREFIXES = ("agent-acompact-", "agent-aprompt_suggestion-", "agent-aside_question-")
 NEURALMIND_MARKER = "Code matching this prompt"
 KNOWN_TYPES = frozenset(
     "assistant user attachment system progress queue-operation file-history-snapshot file-history-delta "
     "last-prompt ai-title custom-title permission-mode summary mode agent-name agent-color agent-setting "
-    "pr-link tag turn_end".split()
+    "pr-link tag turn_end atis-latch api-request api-request-shape api-request-blob tools-used cost-state".split()
 )
 _OPEN, _CLOSE = "<system-reminder>", "</system-reminder>"
 _NOT_TYPED = ("<command-name>", "<local-command-stdout>", "<local-command-caveat>", "<bash-input>", "<bash-stdout>",
@@ -87,6 +104,14 @@ def discover(roots: list[Path]) -> list[TranscriptFile]:
             if len(parts) == 2 or nested_agent:
                 found.append(describe(path))
     return sorted(found, key=lambda item: str(item.path))
+
+
+def family_files(file: TranscriptFile) -> list[TranscriptFile]:
+    """A main transcript's subagent and helper-agent files: <session>/subagents/**/agent-*.jsonl."""
+    if file.source != INTERACTIVE:
+        return []
+    folder = file.path.parent / file.session_id / "subagents"
+    return sorted((describe(path) for path in folder.rglob("agent-*.jsonl")), key=lambda item: str(item.path))
 
 
 def _int(value: object) -> int:
@@ -179,6 +204,11 @@ class ClaudeTranscript:
         self.tool_categories: dict[str, str] = {}
         self.calls: dict[str, list[int]] = {}
         self.problems: Counter[str] = Counter()
+        self.entrypoint: str | None = None
+        self.cost: dict[str, int] | None = None  # the last cost-state's totals
+        self.snapshots: list[dict] = []  # what each compaction's (unwritten) call carried
+        self.last_call: dict[str, list[int]] = {}  # thread -> [its last billed prompt, tokens added since]
+        self.forked = False  # holds calls copied from another session (--fork-session)
         self._pending = b""
         self._labels: dict[str, str] = {}
 
@@ -270,6 +300,10 @@ class ClaudeTranscript:
         timestamp = row.get("timestamp")
         if isinstance(timestamp, str):
             self.ledger.seen_time(timestamp)
+        if self.entrypoint is None and isinstance(row.get("entrypoint"), str):
+            self.entrypoint = row["entrypoint"]
+        if kind == "cost-state":
+            self._cost_state(row)
         if kind not in ("assistant", "user", "attachment", "system"):
             return
         uuid = row.get("uuid")
@@ -300,6 +334,9 @@ class ClaudeTranscript:
         if not isinstance(message, dict) or message.get("model") == "<synthetic>" or row.get("isApiErrorMessage"):
             return  # generated locally, never billed
         usage = message.get("usage")
+        origin = row.get("requestSessionId")
+        if isinstance(origin, str) and origin != row.get("sessionId"):
+            self.forked = True  # a call another session made, copied here with its history
         if isinstance(usage, dict):
             key = row.get("requestId") or message.get("id") or row.get("uuid")
             self._call(key, call_usage(usage), message.get("model"), row.get("timestamp"), thread)
@@ -326,6 +363,7 @@ class ClaudeTranscript:
         if previous is None:
             if key:
                 self.calls[key] = snapshot
+            self.last_call[thread] = [snapshot[0], 0]
             self.ledger.call(
                 snapshot[0],
                 usage=dict(zip(USAGE_FIELDS, snapshot[1:], strict=True)),
@@ -335,6 +373,8 @@ class ClaudeTranscript:
             )
         elif snapshot[5] > previous[5]:
             self.calls[key] = snapshot
+            if thread in self.last_call:
+                self.last_call[thread][0] += snapshot[0] - previous[0]
             pairs = zip(USAGE_FIELDS, snapshot[1:], previous[1:], strict=True)
             delta = {name: now - before for name, now, before in pairs}
             self.ledger.revise_call(snapshot[0] - previous[0], delta)
@@ -355,7 +395,10 @@ class ClaudeTranscript:
         message = row.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         if row.get("isCompactSummary"):
+            self._snapshot(thread)
             self.ledger.compact(thread)
+            if thread in self.last_call:  # the next call carries the overhead and what comes from here on
+                self.last_call[thread] = [self.ledger.present(thread)[1], 0]
             self._add("conversation", _result_text(content), thread)
             return
         base = "injected" if row.get("isMeta") else "conversation"
@@ -411,21 +454,51 @@ class ClaudeTranscript:
             ids = _texts(meta.get("compactedToolIds")) + _texts(meta.get("clearedAttachmentUUIDs"))
             self.ledger.trim(ids, thread)
 
+    def _cost_state(self, row: dict) -> None:
+        """Totals so far: they cover every compaction seen before this line."""
+        totals = cost_totals(row)
+        if totals is not None:
+            self.cost = totals
+            for snapshot in self.snapshots:
+                snapshot["covered"] = True
+
+    def _snapshot(self, thread: str) -> None:
+        """What a compaction call carried: everything present just before it, plus the overhead. Its size
+        in the provider's tokens: the thread's last bill plus what was added since (else present + overhead)."""
+        present, overhead = self.ledger.present(thread)
+        last = self.last_call.get(thread)
+        size = last[0] + last[1] if last else sum(present.values()) + overhead
+        self.snapshots.append({"present": present, "overhead": overhead, "size": size, "covered": False})
+
     def _add(self, category: str, text: object, thread: str, key: str | None = None, label=None) -> None:
         if isinstance(text, str) and text:
-            self.ledger.add(category, self.count(text), key=key, thread=thread, label=label)
+            tokens = self.count(text)
+            self.ledger.add(category, tokens, key=key, thread=thread, label=label)
+            if thread in self.last_call:
+                self.last_call[thread][1] += tokens
 
     # --- results and state --------------------------------------------------------------------
 
+    @property
+    def source(self) -> str:
+        automated = (self.entrypoint or "").startswith(AUTOMATED_ENTRYPOINT_PREFIX)
+        return AUTOMATED if automated and self.file.source == INTERACTIVE else self.file.source
+
     def row(self) -> dict:
-        return session_row(
+        """The file's own row; xshare.family adds the calls Claude Code billed but did not write."""
+        row = session_row(
             self.ledger,
             session_id=self.file.session_id,
             agent=AGENT,
-            source=self.file.source,
+            source=self.source,
             tokenizer=self.tokenizer,
             parent=self.file.parent_id,
         )
+        # a fork's totals carry on from its parent's, whose bill is not this file's: not used
+        row["cost_state"] = dict(self.cost) if self.cost and not self.forked else None
+        row["compaction_snapshots"] = [dict(snapshot) for snapshot in self.snapshots]
+        row["unrecorded_calls"] = row["unrecorded_prompt_tokens"] = 0
+        return row
 
     def to_state(self) -> dict:
         return {
@@ -435,6 +508,11 @@ class ClaudeTranscript:
             "seen_rows": sorted(self.seen_rows),
             "tool_categories": self.tool_categories,
             "calls": self.calls,
+            "entrypoint": self.entrypoint,
+            "cost": self.cost,
+            "snapshots": self.snapshots,
+            "last_call": self.last_call,
+            "forked": self.forked,
         }
 
     @classmethod
@@ -446,4 +524,9 @@ class ClaudeTranscript:
         transcript.seen_rows = set(state["seen_rows"])
         transcript.tool_categories = dict(state["tool_categories"])
         transcript.calls = dict(state["calls"])
+        transcript.entrypoint = state["entrypoint"]
+        transcript.cost = state["cost"]
+        transcript.snapshots = [dict(snapshot) for snapshot in state["snapshots"]]
+        transcript.last_call = {thread: list(pair) for thread, pair in state["last_call"].items()}
+        transcript.forked = state["forked"]
         return transcript
