@@ -10,10 +10,20 @@ import pytest
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 CORPUS = SHARED / "corpus"
-VOCAB = SHARED / "vocab" / "o200k_base.tiktoken"
 
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is not beside this checkout")
-needs_vocab = pytest.mark.skipif(not VOCAB.is_file(), reason="no o200k_base vocabulary in ../shared/vocab")
+
+# Raises on any attempt to resolve a name, open a connection or build a URL request: run as a prelude in a
+# child process, it proves that a code path never touches the network (an audit hook cannot be removed,
+# so it is never installed in the test process itself).
+NO_NETWORK = """
+import sys
+def _refuse(event, args):
+    if event in ("socket.connect", "socket.getaddrinfo", "socket.gethostbyname", "urllib.Request"):
+        raise RuntimeError(f"network use: {event}")
+sys.addaudithook(_refuse)
+sys.modules["requests"] = None  # tiktoken's downloader needs it
+"""
 
 
 @pytest.fixture(autouse=True)
@@ -22,13 +32,12 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XSHARE_HOME", str(tmp_path / "xshare-home"))
+    # an empty tiktoken cache: were anything to fall back on tiktoken's own loader, it could not hide there
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tiktoken-cache"))
     for name in ("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XSHARE_VOCAB", "NO_COLOR", "HERMES_HOME",
                  "HERMES_SESSION_ID", "CLAUDE_PLUGIN_DATA", "CLAUDE_PLUGIN_ROOT", "XSHARE_PLUGIN_ENV"):
         monkeypatch.delenv(name, raising=False)
-    if VOCAB.is_file():
-        monkeypatch.setenv("XSHARE_VOCAB", str(VOCAB))
-    return home
+    return home  # the tokenizer is the vocabulary packaged with xshare, as on a user's machine
 
 
 def append_in_pieces(source: Path, target: Path, rng: random.Random, pieces: int) -> Iterator[None]:

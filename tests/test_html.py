@@ -73,7 +73,7 @@ def read_page(path: Path) -> Page:
 
 
 def choice() -> tokens.TokenizerChoice:
-    return tokens.choose()  # what `xshare session` uses: $XSHARE_VOCAB in tests when ../shared has it
+    return tokens.choose()  # what `xshare session` uses: the vocabulary packaged with xshare
 
 
 def assert_page_equals_row(page: Page, row: dict) -> None:

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, append_in_pieces, needs_corpus
+from conftest import CORPUS, NO_NETWORK, append_in_pieces, needs_corpus
 
 from xshare.demo import write_demo_corpus
 
@@ -72,10 +72,10 @@ def test_slash_command_output_always_exits_0(tmp_path: Path):
     assert "This session: no live figures yet" in done.stdout and "xshare html abc" in done.stdout
 
 
-def replay_like_claude_code(source: Path, target: Path, home: Path, vocab: str | None, pieces: int) -> str:
+def replay_like_claude_code(source: Path, target: Path, home: Path, pieces: int) -> str:
     """Append the transcript in pieces, run the hook after each (as Claude Code does after every
     tool batch), then run the status line once; returns what it printed."""
-    env = plugin_env(home, NO_COLOR="1", **({"XSHARE_VOCAB": vocab} if vocab else {}))
+    env = plugin_env(home, NO_COLOR="1")
     for _ in append_in_pieces(source, target, random.Random(source.name), pieces):
         payload = {"session_id": target.stem, "transcript_path": str(target), "cwd": "/home/dev/x",
                    "hook_event_name": "PostToolBatch", "tool_calls": []}
@@ -98,11 +98,34 @@ def replay_like_claude_code(source: Path, target: Path, home: Path, vocab: str |
     return shown.stdout
 
 
+def test_a_first_session_is_exact_with_no_network_and_no_vocabulary_named(tmp_path: Path):
+    """The hook as Claude Code runs it on a machine that has only the installed plugin: no $XSHARE_VOCAB,
+    nothing beside the checkout, and any network use refused. The packaged vocabulary makes it exact."""
+    source = max(write_demo_corpus(tmp_path / "demo").rglob("*.jsonl"), key=lambda item: item.stat().st_size)
+    target = tmp_path / "live" / source.name
+    target.parent.mkdir()
+    target.write_bytes(source.read_bytes())
+    home = tmp_path / "home"
+    env = plugin_env(home, NO_COLOR="1")
+    payload = {"session_id": target.stem, "transcript_path": str(target), "hook_event_name": "Stop"}
+    script = str(REPO / "bin" / "xshare")
+    run_hook = NO_NETWORK + f"import runpy\nsys.argv = ['xshare', 'hook']\nrunpy.run_path({script!r})"
+    hook = subprocess.run([sys.executable, "-c", run_hook], input=json.dumps(payload), capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert hook.returncode == 0 and hook.stderr == "", hook.stderr
+    saved = json.loads((home / "xshare" / "live" / f"{target.stem}.line.json").read_text())
+    assert saved["tokenizer"] == "o200k_base" and saved["offset"] == target.stat().st_size
+    status = {"session_id": target.stem, "transcript_path": str(target), "context_window": {"used_percentage": 5.0}}
+    shown = subprocess.run([sys.executable, "-I", "-S", str(REPO / "statusline" / "statusline.py")],
+                           input=json.dumps(status), capture_output=True, text=True, env=env, timeout=30)
+    assert shown.stdout.startswith(f"explore {saved['exploration_share_of_context']:.1%} of context")
+    assert "≈" not in shown.stdout  # the estimate marker
+
+
 def test_end_to_end_on_demo_transcripts(tmp_path: Path):
     demo = write_demo_corpus(tmp_path / "demo")
-    vocab = os.environ.get("XSHARE_VOCAB")
     for source in sorted(demo.rglob("*.jsonl"), key=lambda item: -item.stat().st_size)[:2]:
-        replay_like_claude_code(source, tmp_path / "live" / source.name, tmp_path / "home", vocab, pieces=6)
+        replay_like_claude_code(source, tmp_path / "live" / source.name, tmp_path / "home", pieces=6)
 
 
 @needs_corpus
@@ -110,5 +133,4 @@ def test_end_to_end_on_demo_transcripts(tmp_path: Path):
 def test_end_to_end_on_real_transcripts(tmp_path: Path, index: int):
     files = sorted((CORPUS / "claude").rglob("*.jsonl"), key=lambda item: item.stat().st_size)
     source = files[len(files) * (index + 1) // 3]
-    replay_like_claude_code(source, tmp_path / "live" / "s.jsonl", tmp_path / "home",
-                            os.environ.get("XSHARE_VOCAB"), pieces=5)
+    replay_like_claude_code(source, tmp_path / "live" / "s.jsonl", tmp_path / "home", pieces=5)

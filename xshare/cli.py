@@ -44,15 +44,14 @@ def _window(args: argparse.Namespace):
         return None
 
 
-def _choice(args: argparse.Namespace, may_download: bool = False) -> tokenizers.TokenizerChoice:
-    pick = tokenizers.choose_for_report if may_download else tokenizers.choose
-    return pick(estimate=args.estimate, vocab=args.vocab)
+def _choice(args: argparse.Namespace) -> tokenizers.TokenizerChoice:
+    return tokenizers.choose(estimate=args.estimate, vocab=args.vocab)
 
 
-def _measure_in_window(args: argparse.Namespace, window, may_download: bool):
+def _measure_in_window(args: argparse.Namespace, window):
     from xshare.sessions import measure_all
 
-    measured = measure_all(args.claude_root, _choice(args, may_download), window.since, not args.no_cache,
+    measured = measure_all(args.claude_root, _choice(args), window.since, not args.no_cache,
                            hermes_dbs=args.hermes_db)
     _report_problems(measured.problems)
     placed = [(window.place(row), row) for row in measured.rows]  # a session without API calls is a session
@@ -79,7 +78,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         window = _window(args)
         if window is None:
             return 2
-    measured, rows, deferred = _measure_in_window(args, window, may_download=True)
+    measured, rows, deferred = _measure_in_window(args, window)
     if not rows:
         still = f"; {deferred} still active at its end" if deferred else ""
         _say(f"no session started in the window ({window.describe()}){still}")
@@ -109,7 +108,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
     window = _window(args)
     if window is None:
         return 2
-    _, rows, deferred = _measure_in_window(args, window, may_download=False)  # only the report downloads
+    _, rows, deferred = _measure_in_window(args, window)
     path = Path(args.rows)
     merged, added, replaced = merge_rows(read_rows(path), rows)
     try:

@@ -1,27 +1,26 @@
-"""Token counts: o200k_base through tiktoken when its vocabulary is at hand, else characters / 4.
+"""Token counts: o200k_base through tiktoken, from the vocabulary that ships inside xshare, else characters / 4.
 
-tiktoken's own loader downloads the vocabulary with no timeout and can hang on a network that drops
-packets, so xshare never lets it fetch anything: it finds the vocabulary file itself (a named file,
-tiktoken's cache, xshare's own copy), checks its hash, and builds the encoding from that file. Only the
-report may try a download, with a short timeout, into xshare's own state directory.
+xshare never touches the network. tiktoken's own loader would download the vocabulary (with no timeout,
+so it can hang), so xshare builds the encoding itself from a local file: `--vocab FILE` or
+`$XSHARE_VOCAB` when named, else the gzipped copy in xshare/data. The file's hash is checked before use.
 """
 
 from __future__ import annotations
 
 import functools
+import gzip
 import hashlib
 import os
-import tempfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 O200K = "o200k_base"
 ESTIMATE = "chars/4"
-VOCAB_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+# sha256 of the uncompressed file, the hash tiktoken itself expects for o200k_base
 VOCAB_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
-# tiktoken caches a download under the sha1 of its URL
-_TIKTOKEN_CACHE_NAME = "fb374d419588a4632f3f557e76b4b70aebbca790"
-DOWNLOAD_TIMEOUT_S = 5.0
+PACKAGED_VOCAB = Path(__file__).resolve().parent / "data" / "o200k_base.tiktoken.gz"
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 @dataclass(frozen=True)
@@ -39,73 +38,21 @@ def _tiktoken_installed() -> bool:
     return importlib.util.find_spec("tiktoken") is not None
 
 
-def _tiktoken_cache_file() -> Path | None:
-    cache = os.environ.get("TIKTOKEN_CACHE_DIR", os.environ.get("DATA_GYM_CACHE_DIR"))
-    if cache == "":
-        return None
-    base = Path(cache) if cache else Path(tempfile.gettempdir()) / "data-gym-cache"
-    return base / _TIKTOKEN_CACHE_NAME
-
-
-def own_vocab_path() -> Path:
-    from xshare.store import state_dir
-
-    return state_dir() / "vocab" / "o200k_base.tiktoken"
-
-
-def _vocab_candidates(vocab: str | None) -> list[Path]:
-    named = vocab or os.environ.get("XSHARE_VOCAB")
-    if named:
-        return [Path(named).expanduser()]
-    found = [own_vocab_path()]
-    cache_file = _tiktoken_cache_file()
-    if cache_file:
-        found.append(cache_file)
-    return found
-
-
 def choose(estimate: bool = False, vocab: str | None = None) -> TokenizerChoice:
     """Pick the tokenizer from what is on disk: cheap (no hashing, no tiktoken import)."""
     if estimate:
         return TokenizerChoice(ESTIMATE, None, "--estimate")
     if not _tiktoken_installed():
         return TokenizerChoice(ESTIMATE, None, "tiktoken is not installed")
-    for path in _vocab_candidates(vocab):
+    named = vocab or os.environ.get("XSHARE_VOCAB")
+    if named:  # an explicit choice is never silently replaced by the packaged copy
+        path = Path(named).expanduser()
         if path.is_file():
             return TokenizerChoice(O200K, path, "")
-    named = vocab or os.environ.get("XSHARE_VOCAB")
-    if named:
         return TokenizerChoice(ESTIMATE, None, f"vocabulary file not found: {named}")
-    return TokenizerChoice(ESTIMATE, None, "o200k_base vocabulary not available offline")
-
-
-def download_vocab(timeout: float = DOWNLOAD_TIMEOUT_S) -> Path | None:
-    """Fetch the vocabulary into xshare's state directory; None on any failure."""
-    import urllib.request
-
-    target = own_vocab_path()
-    try:
-        with urllib.request.urlopen(VOCAB_URL, timeout=timeout) as response:  # fixed https URL
-            data = response.read()
-    except Exception:
-        return None
-    if hashlib.sha256(data).hexdigest() != VOCAB_SHA256:
-        return None
-    from xshare.store import atomic_write
-
-    atomic_write(target, data)
-    return target
-
-
-def choose_for_report(estimate: bool = False, vocab: str | None = None) -> TokenizerChoice:
-    """Like choose(), but the report alone may try one short download of the vocabulary."""
-    choice = choose(estimate, vocab)
-    wanted_exact = not estimate and not vocab and not os.environ.get("XSHARE_VOCAB")
-    if choice.name == ESTIMATE and wanted_exact and _tiktoken_installed():
-        if download_vocab():
-            return choose(estimate, vocab)
-        return TokenizerChoice(ESTIMATE, None, choice.note + "; the download failed")
-    return choice
+    if PACKAGED_VOCAB.is_file():
+        return TokenizerChoice(O200K, PACKAGED_VOCAB, "")
+    return TokenizerChoice(ESTIMATE, None, "xshare's packaged o200k_base vocabulary is missing")
 
 
 class Counter:
@@ -161,19 +108,37 @@ def _load_o200k(vocab: Path | None):
         openai_public.load_tiktoken_bpe = original
 
 
-def _ranks(vocab: Path) -> dict[bytes, int]:
-    """The vocabulary's token ranks, after checking its hash. Parsing the text file takes ~0.5 s,
-    which the hook would pay on every call, so the parsed ranks are kept in xshare's state directory
-    in marshal form (~0.1 s to load), keyed by the vocabulary's hash and this Python's version."""
-    import base64
-    import marshal
+def _vocab_bytes(vocab: Path) -> bytes:
+    """The vocabulary file's text, ungzipped if it is gzipped, refused unless its hash is o200k_base's."""
+    data = vocab.read_bytes()
+    if data[:2] == _GZIP_MAGIC:
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as error:  # a truncated or damaged copy
+            raise ValueError(f"{vocab.name} is not a readable gzip file ({error})") from None
+    if hashlib.sha256(data).hexdigest() != VOCAB_SHA256:
+        raise ValueError(f"{vocab.name} is not the o200k_base vocabulary (hash mismatch)")
+    return data
+
+
+def _ranks_cache() -> Path:
     import sys
 
-    data = vocab.read_bytes()
-    digest = hashlib.sha256(data).hexdigest()
-    if digest != VOCAB_SHA256:
-        raise ValueError(f"{vocab.name} is not the o200k_base vocabulary (hash mismatch)")
-    cached = own_vocab_path().with_name(f"o200k_base.{digest[:16]}.py{sys.version_info[0]}{sys.version_info[1]}.ranks")
+    from xshare.store import state_dir
+
+    version = f"py{sys.version_info[0]}{sys.version_info[1]}"
+    return state_dir() / "vocab" / f"o200k_base.{VOCAB_SHA256[:16]}.{version}.ranks"
+
+
+def _ranks(vocab: Path) -> dict[bytes, int]:
+    """The vocabulary's token ranks, after checking its hash. Parsing the text takes ~0.5 s, which the
+    hook would pay on every call, so the parsed ranks are kept in xshare's state directory in marshal
+    form, keyed by the vocabulary's hash and this Python's version."""
+    import base64
+    import marshal
+
+    data = _vocab_bytes(vocab)
+    cached = _ranks_cache()
     try:
         ranks = marshal.loads(cached.read_bytes())
         if isinstance(ranks, dict) and len(ranks) == data.count(b"\n"):

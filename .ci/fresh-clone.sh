@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The suite as a fresh machine runs it (issue 8, section 1): this checkout's tracked files, with their
+# current content, copied into an empty temporary folder (no ../shared beside it, no .venv, no caches),
+# installed NOT editable into a new virtual environment (so the tests use what a wheel carries, the
+# packaged vocabulary included), then pytest with the network cut off: in a network namespace of its own
+# (unshare -n) where this machine allows one, else with every proxy pointing at a closed port.
+# Extra arguments go to pytest. Tests that drive real hosts (-m realhost) are left to the main run.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+python=${PYTHON:-python3}
+work=$(mktemp -d "${TMPDIR:-/tmp}/xshare-fresh.XXXXXX")
+cleanup() {
+    case "$work" in */xshare-fresh.??????) rm -rf -- "$work" ;; esac  # only the folder mktemp made
+}
+trap cleanup EXIT
+say() { echo "fresh-clone.sh: $*"; }
+started=$SECONDS
+
+# tracked files with their working-tree content (a stash commit; HEAD when nothing changed), untracked ones never
+snapshot=$(git -C "$repo" stash create)
+mkdir "$work/xshare"
+git -C "$repo" archive "${snapshot:-HEAD}" | tar -x -C "$work/xshare"
+say "copied $(git -C "$repo" ls-files | wc -l) tracked files to $work/xshare; nothing beside it"
+
+"$python" -m venv "$work/venv"
+"$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check "$work/xshare[test]"
+say "installed into a fresh venv in $((SECONDS - started)) s"
+
+cut_network=()
+if unshare -n true 2>/dev/null; then
+    cut_network=(unshare -n)
+    say "pytest runs in a network namespace with no interfaces up"
+else
+    say "no network namespace here: proxies point at a closed port instead"
+fi
+closed=http://127.0.0.1:9
+cd "$work"  # not inside the copy: `import xshare` must find the installed package, not the source folder
+env -u XSHARE_VOCAB -u XSHARE_TEST_HERMES_DBS -u PYTHONPATH TIKTOKEN_CACHE_DIR="$work/no-tiktoken-cache" \
+    http_proxy=$closed https_proxy=$closed HTTP_PROXY=$closed HTTPS_PROXY=$closed ALL_PROXY=$closed no_proxy= \
+    "${cut_network[@]}" "$work/venv/bin/python" -m pytest -q -p no:cacheprovider -m "not realhost" \
+    "$work/xshare/tests" "$@"
+say "passed in $((SECONDS - started)) s"
