@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from claude_2_1_fixtures import NewSession, Provider, a_session_with_a_subagent_and_a_compaction, chars
-from conftest import VOCAB, append_in_pieces
+from conftest import append_in_pieces
 
 from xshare import live
 from xshare.cli import main
@@ -190,9 +190,8 @@ def test_report_session_path_and_live_hook_agree(capsys, tmp_path: Path):
     assert from_live == from_path
     assert from_path["api_calls"] + 2 == len(provider.calls) and from_path["unrecorded_calls"] == 2
     rows_file = tmp_path / "rows.jsonl"
-    # the tokenizer the hook chose: the vocabulary when there is one, else chars/4 (and no download try)
-    estimate = [] if VOCAB.is_file() else ["--estimate"]
-    report = cli_json(capsys, "report", "--all", "--no-cache", *estimate, "--claude-root",
+    # the packaged vocabulary: the hook and the report both count with o200k_base
+    report = cli_json(capsys, "report", "--all", "--no-cache", "--claude-root",
                       str(tmp_path / "live"), "--hermes-db", str(tmp_path / "none.db"), "--rows", str(rows_file))
     rows = {row["id"]: row for row in map(json.loads, rows_file.read_text().splitlines())}
     assert rows[target.stem] == from_path

@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import VOCAB
 
 from xshare import plugin_env
 from xshare.plugin_env_build import build, start_build
@@ -175,10 +174,9 @@ def test_bin_xshare_switches_to_the_env_and_the_status_line_uses_it(built_data: 
     status = run_bin(["statusline", "status"], isolated_home, CLAUDE_PLUGIN_DATA=str(built_data))
     assert f"interpreter: {env_python} (xshare's plugin environment" in status.stdout
     assert "missing" not in status.stdout
-    if VOCAB.is_file():  # with the vocabulary beside the checkout, the env's tiktoken counts exactly
-        report = run_bin(["report", "--demo"], isolated_home, CLAUDE_PLUGIN_DATA=str(built_data),
-                         XSHARE_VOCAB=str(VOCAB))
-        assert report.returncode == 0 and "Tokenizer: o200k_base" in report.stdout
+    # the env's tiktoken with the vocabulary the package carries: exact counts, no network
+    report = run_bin(["report", "--demo"], isolated_home, CLAUDE_PLUGIN_DATA=str(built_data))
+    assert report.returncode == 0 and "Tokenizer: o200k_base" in report.stdout
     # without the data folder it stays on the interpreter it was started with
     plain = run_bin(["report", "--demo"], isolated_home)
     assert "Tokenizer: chars/4 (tiktoken is not installed)" in plain.stdout
