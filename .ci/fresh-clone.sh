@@ -4,7 +4,8 @@
 # installed NOT editable into a new virtual environment (so the tests use what a wheel carries, the
 # packaged vocabulary included), then pytest with the network cut off: in a network namespace of its own
 # (unshare -n) where this machine allows one, else with every proxy pointing at a closed port.
-# Extra arguments go to pytest. Tests that drive real hosts (-m realhost) are left to the main run.
+# Extra arguments go to pytest. Tests that drive real hosts (-m realhost) and those that build the plugin's
+# environment with pip (XSHARE_TEST_OFFLINE=1: they need a package index) are left to the main run.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 python=${PYTHON:-python3}
@@ -35,7 +36,7 @@ else
 fi
 closed=http://127.0.0.1:9
 cd "$work"  # not inside the copy: `import xshare` must find the installed package, not the source folder
-env -u XSHARE_VOCAB -u XSHARE_TEST_HERMES_DBS -u PYTHONPATH TIKTOKEN_CACHE_DIR="$work/no-tiktoken-cache" \
+env -u XSHARE_VOCAB -u XSHARE_TEST_HERMES_DBS -u PYTHONPATH TIKTOKEN_CACHE_DIR="$work/no-tiktoken-cache" XSHARE_TEST_OFFLINE=1 \
     http_proxy=$closed https_proxy=$closed HTTP_PROXY=$closed HTTPS_PROXY=$closed ALL_PROXY=$closed no_proxy= \
     "${cut_network[@]}" "$work/venv/bin/python" -m pytest -q -p no:cacheprovider -m "not realhost" \
     "$work/xshare/tests" "$@"
