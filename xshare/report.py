@@ -157,6 +157,10 @@ def summarize(rows: list[dict]) -> dict[str, dict]:
             "sessions_with_api_calls": sum(1 for row in group if row["api_calls"]),
             "api_calls": sum(row["api_calls"] for row in group),
             "prompt_tokens_billed": prompt,
+            # billed calls the record does not show (Hermes's title, compression, ... calls): part of the two
+            # figures above and of the context as overhead, counted here so they can be told apart
+            "unrecorded_calls": sum(row.get("unrecorded_calls", 0) for row in group),
+            "unrecorded_prompt_tokens": sum(row.get("unrecorded_prompt_tokens", 0) for row in group),
             "context_tokens": context,
             "recorded_over_billed": share(context, prompt),
             "exploration_share_of_context": pooled,
@@ -237,6 +241,11 @@ class Report:
             if g["reading"]
         ]
         lines += readings or ["  no interactive sessions in the window"]
+        unrecorded = [(key, g) for key, g in groups if g["unrecorded_calls"]]
+        if unrecorded:
+            lines += ["", "Billed calls the record does not show (included above as overhead):", ""]
+            lines += [f"  {key}: {g['unrecorded_calls']:,} calls, {g['unrecorded_prompt_tokens']:,} prompt tokens"
+                      for key, g in unrecorded]
         note = f" ({self.tokenizer_note})" if self.tokenizer_note else ""
         lines += ["", f"Tokenizer: {self.tokenizer}{note}", "", *COLUMN_NOTES]
         return "\n".join(lines) + "\n"
@@ -297,6 +306,17 @@ def session_summary(row: dict) -> str:
         f"Exploration read for the first time: {row['first_time_tokens']['exploration']:,} tokens "
         f"(results and arguments, counted once)",
         f"Compactions: {row['compactions']}; tool results cleared by the agent: {row['trimmed_messages']}",
+        *_unrecorded_line(row),
         f"Tokenizer: {row['tokenizer']}",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _unrecorded_line(row: dict) -> list[str]:
+    """Billed calls the record does not show (Hermes: title generation, compression, ...), if any."""
+    calls = row.get("unrecorded_calls", 0)
+    if not calls:
+        return []
+    tasks = ", ".join(f"{task} {count:,}" for task, count in (row.get("unrecorded_tasks") or {}).items())
+    return [f"Billed calls the record does not show: {calls:,} ({tasks or 'unnamed'}), "
+            f"{row['unrecorded_prompt_tokens']:,} prompt tokens, included above as overhead"]
