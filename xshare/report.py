@@ -244,8 +244,8 @@ class Report:
         unrecorded = [(key, g) for key, g in groups if g["unrecorded_calls"]]
         if unrecorded:
             lines += ["", "Billed calls the record does not show (included above as overhead):", ""]
-            lines += [f"  {key}: {g['unrecorded_calls']:,} calls, {g['unrecorded_prompt_tokens']:,} prompt tokens"
-                      for key, g in unrecorded]
+            lines += [f"  {key}: {g['unrecorded_calls']:,} call{'s' if g['unrecorded_calls'] != 1 else ''}, "
+                      f"{g['unrecorded_prompt_tokens']:,} prompt tokens" for key, g in unrecorded]
         note = f" ({self.tokenizer_note})" if self.tokenizer_note else ""
         lines += ["", f"Tokenizer: {self.tokenizer}{note}", "", *COLUMN_NOTES]
         return "\n".join(lines) + "\n"
