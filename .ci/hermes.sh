@@ -5,7 +5,9 @@
 #      (tests/hermes_fixtures.py build_with_sessiondb), plus, with 0.19.0, ../shared/tools/make_hermes_db.py's
 #      database when that script is beside the repository;
 #   3. in the 0.19.0 environment, installs this checkout (pip install -e) and pytest, and runs
-#      tests/test_hermes_plugin.py (Hermes's own plugin loader and CLI) and the SessionDB database test.
+#      tests/test_hermes_plugin.py (Hermes's own plugin loader and CLI), the SessionDB database test and
+#      tests/test_hermes_e2e.py (real `hermes chat` sessions, one-shot, classic and TUI in tmux, against a
+#      fake model server on 127.0.0.1; about 40 s; the tmux ones skip without tmux).
 # A second run reuses the environments and the databases (rebuilt only when the fixture code changed).
 set -euo pipefail
 
@@ -75,5 +77,7 @@ if [ "$repo/pyproject.toml" -nt "$venv/.xshare-installed" ]; then
 fi
 
 export XSHARE_TEST_HERMES_DBS="$work/dbs"
+export XSHARE_TEST_HERMES_VENV="$venv"
 run "$venv/bin/python" -m pytest -q -p no:cacheprovider --rootdir "$repo" \
-    "$repo/tests/test_hermes_plugin.py" "$repo/tests/test_hermes.py::test_databases_written_by_hermes_sessiondb"
+    "$repo/tests/test_hermes_plugin.py" "$repo/tests/test_hermes.py::test_databases_written_by_hermes_sessiondb" \
+    "$repo/tests/test_hermes_e2e.py"

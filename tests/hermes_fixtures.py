@@ -71,6 +71,15 @@ _ADDED = {
     ),
 }
 VERSIONS = (6, 8, 11, 12, 13, 14, 17, 19, 20, 22, 30)
+# schema 22: '' is the main loop; title_generation, compression, vision, ... are auxiliary calls
+USAGE_TABLE_22 = (
+    "session_model_usage (session_id TEXT NOT NULL, model TEXT NOT NULL, billing_provider TEXT NOT NULL DEFAULT '', "
+    "billing_base_url TEXT NOT NULL DEFAULT '', billing_mode TEXT NOT NULL DEFAULT '', task TEXT NOT NULL DEFAULT '', "
+    "api_call_count INTEGER NOT NULL DEFAULT 0, input_tokens INTEGER NOT NULL DEFAULT 0, output_tokens INTEGER NOT "
+    "NULL DEFAULT 0, cache_read_tokens INTEGER NOT NULL DEFAULT 0, cache_write_tokens INTEGER NOT NULL DEFAULT 0, "
+    "reasoning_tokens INTEGER NOT NULL DEFAULT 0, first_seen REAL, last_seen REAL, "
+    "PRIMARY KEY (session_id, model, billing_provider, billing_base_url, billing_mode, task))"
+)
 
 
 def _columns_at(version: int) -> tuple[list[str], list[str], list[str], list[tuple[int, list[str], list[str]]]]:
@@ -123,6 +132,8 @@ class HermesDb:
                         column = "active INTEGER"  # older reconcilers added it without its default
                     self.con.execute(f"ALTER TABLE messages ADD COLUMN {column}")
         for table in tables:
+            if table.startswith("session_model_usage") and version >= 22:
+                table = USAGE_TABLE_22  # schema 22 puts `task` into the table and its key
             self.con.execute(f"CREATE TABLE {table}")
         self.con.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
         self.con.execute("INSERT INTO schema_version VALUES (?)", (version,))
@@ -164,6 +175,16 @@ class HermesDb:
                 "cache_write_tokens, output_tokens) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (sid, model, api_calls or 0, *tokens),
             )
+
+    def auxiliary(self, sid: str, task: str, tokens: tuple[int, int, int, int], calls: int = 1,
+                  model: str = "aux/model") -> None:
+        """A billed call only session_model_usage records (schema 22 on): tokens = (input, cache_read,
+        cache_write, output)."""
+        self.con.execute(
+            "INSERT INTO session_model_usage (session_id, model, task, api_call_count, input_tokens, "
+            "cache_read_tokens, cache_write_tokens, output_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (sid, model, task, calls, *tokens),
+        )
 
     def tables(self) -> set[str]:
         return {row[0] for row in self.con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -225,7 +246,7 @@ SOURCES = {
     "s-api": ("api_server", "automated"),
     "s-sub": ("subagent", "subagent"),
     "s-tool": ("tool", "benchmark"),
-    "s-tui": ("tui", "tui"),
+    "s-tui": ("tui", "interactive"),  # `hermes chat --tui`: a person at the keyboard
     "s-discord": ("discord", "discord"),
 }
 

@@ -594,7 +594,8 @@ def test_corrupt_and_foreign_files_are_reported_and_others_measured(tmp_path: Pa
 
 # --- real databases ---------------------------------------------------------------------------------
 
-SPEC_GROUPS = {"cli": "interactive", "desktop": "interactive", "local": "interactive", "telegram": "interactive",
+SPEC_GROUPS = {"cli": "interactive", "tui": "interactive",
+               "desktop": "interactive", "local": "interactive", "telegram": "interactive",
                "cron": "automated", "oneshot": "automated", "a2a": "automated", "api_server": "automated",
                "subagent": "subagent", "tool": "benchmark"}
 
@@ -629,7 +630,8 @@ def test_corpus_database(name: str) -> None:
     assert not [kind for kind in problems if "skipped" in kind or "not found" in kind]
     groups, assistants = independent_counts(path)
     assert Counter(row["source"] for row in rows) == groups
-    assert 0 < sum(row["api_calls"] for row in rows) <= assistants
+    # the main loop's calls are assistant rows; the auxiliary (title, compression) calls are not
+    assert 0 < sum(row["api_calls"] - row["unrecorded_calls"] for row in rows) <= assistants
     assert {key: data for key, data in files(path.parent).items() if not key.endswith("-shm")} == before
     assert sorted(os.listdir(path.parent)) == listing
 
@@ -656,8 +658,9 @@ def test_databases_written_by_hermes_sessiondb() -> None:
             con.close()
         by_id = {row["id"]: row for row in rows}
         for sid, calls in recorded.items():
-            if calls and by_id[sid]["api_calls"]:
-                assert by_id[sid]["api_calls"] == calls, (path, sid)  # Hermes's own count of main-loop calls
+            main_loop = by_id[sid]["api_calls"] - by_id[sid]["unrecorded_calls"]
+            if calls and main_loop:
+                assert main_loop == calls, (path, sid)  # Hermes's own count of main-loop calls
         assert path.read_bytes() == main_before
     assert len(versions) >= 3, f"expected databases of three schema versions under {HERMES_DBS}"
 
@@ -708,9 +711,10 @@ def test_report_reads_hermes_databases(tmp_path: Path, capsys: pytest.CaptureFix
     report = json.loads(out)
     assert report["sources"]["Hermes"] == "read"
     groups = report["groups"]
-    # one per interactive source (cli, desktop, local, telegram) and s-branch, s-names, s-image, s-nm
-    assert groups["hermes/interactive"]["sessions"] == 8
+    # one per interactive source (cli, tui, desktop, local, telegram) and s-branch, s-names, s-image, s-nm
+    assert groups["hermes/interactive"]["sessions"] == 9
     assert groups["hermes/subagent"]["sessions"] == 2 and groups["hermes/discord"]["sessions"] == 1
+    assert "hermes/tui" not in groups
     assert str(missing) in err  # on stderr, and the other database still measured
     # the default: $HERMES_HOME; and the demo never reads this machine's Hermes sessions
     monkeypatch.setenv("HERMES_HOME", str(path.parent))
@@ -780,7 +784,7 @@ def test_plugin_command_equals_the_report_row(plugin) -> None:
     row = next(row for row in rows if row["id"] == "p1")
     assert f"Exploration: {row['exploration_share_of_context']:.1%} of the recorded context" in text
     assert "API calls: 2;" in text and "prompt tokens billed: 10,000" in text
-    assert "Seen live by the plugin: 2 calls, 10,000 prompt tokens" in text
+    assert "Seen live by the plugin: 2 main-loop calls, 10,000 prompt tokens" in text
     saved = json.loads((module.live_dir() / "p1.json").read_text())
     assert saved["calls"] == 2 and saved["prompt_tokens"] == 10000
 
@@ -805,3 +809,34 @@ def test_plugin_cli_runs_xshare(plugin, capsys: pytest.CaptureFixture) -> None:
     setup(parser)
     assert handler(parser.parse_args(["classify", "rg foo src"])) == 0
     assert capsys.readouterr().out.startswith("exploration\t")
+
+
+def test_plugin_before_the_first_message_names_the_tui_session(plugin, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hermes sets HERMES_SESSION_ID only when the agent starts; the TUI's backend knows its session before."""
+    import types
+
+    module, context, _ = plugin
+    assert context.commands["xshare"]("") == "xshare: no session is active yet."  # no host, no hook, no env
+    server = types.ModuleType("tui_gateway.server")
+    server._sessions = {"ui-old": {"session_key": "older", "last_active": 10.0},
+                        "ui-new": {"session_key": "p1", "last_active": 20.0},
+                        "broken": "not a session"}
+    monkeypatch.setitem(sys.modules, "tui_gateway.server", server)
+    text = context.commands["xshare"]("")
+    assert "no session is active" not in text and text.startswith("xshare: session p1 (interactive)")
+    server._sessions = {"ui-1": {"session_key": "20260301_090000_aaaaaa", "last_active": 5.0}}
+    assert "nothing recorded in state.db yet for session 20260301_090000_aaaaaa" in context.commands["xshare"]("")
+    monkeypatch.setenv("HERMES_SESSION_ID", "p1")  # once the agent started, Hermes's own variable wins
+    assert module.current_session_id() == "p1"
+
+
+def test_plugin_shows_the_title_call(plugin) -> None:
+    module, context, home = plugin
+    db = sqlite3.connect(home / "state.db")
+    db.execute("INSERT INTO session_model_usage (session_id, model, task, api_call_count, input_tokens, "
+               "output_tokens) VALUES ('p1', 'aux/model', 'title_generation', 1, 420, 9)")
+    db.commit()
+    db.close()
+    text = context.commands["xshare"]("p1")
+    assert "API calls: 3;" in text and "prompt tokens billed: 10,420" in text
+    assert "do not show: 1 (title_generation 1), 420 prompt tokens" in text

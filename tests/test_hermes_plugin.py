@@ -100,9 +100,28 @@ def test_slash_command_answers_with_the_report_row(hermes_home: Path) -> None:
     assert f"Exploration: {row['exploration_share_of_context']:.1%} of the recorded context" in text
     assert f"{row['exploration_share_of_prompt']:.1%} of the billed prompt" in text
     assert f"API calls: {row['api_calls']:,}" in text and "prompt tokens billed: 10,000" in text
-    assert "Seen live by the plugin: 2 calls, 10,000 prompt tokens" in text
+    assert "Seen live by the plugin: 2 main-loop calls, 10,000 prompt tokens" in text
     saved = hermes_plugin.live_dir() / f"{SESSION}.json"
     assert saved.is_file()
+
+
+def test_slash_command_before_the_first_message_asks_the_classic_cli(hermes_home: Path, monkeypatch) -> None:
+    """The classic CLI sets HERMES_SESSION_ID only when its agent starts, but registers itself with the
+    plugin manager (cli.py: `get_plugin_manager()._cli_ref = self`) holding the id it shows from the start."""
+    import types
+
+    configure(hermes_home, enabled=["xshare"])
+    manager = loaded_manager()
+    monkeypatch.delenv("HERMES_SESSION_ID")
+    monkeypatch.setattr(hermes_plugin, "_last_session", [None])
+    monkeypatch.setattr(manager, "_cli_ref", None)
+    handler = plugins.get_plugin_command_handler("xshare")
+    assert plugins.resolve_plugin_command_result(handler("")) == "xshare: no session is active yet."
+    monkeypatch.setattr(manager, "_cli_ref", types.SimpleNamespace(session_id="20260301_120000_0f0f0f"))
+    text = plugins.resolve_plugin_command_result(handler(""))
+    assert text == "xshare: nothing recorded in state.db yet for session 20260301_120000_0f0f0f."
+    monkeypatch.setattr(manager, "_cli_ref", types.SimpleNamespace(session_id=SESSION))
+    assert plugins.resolve_plugin_command_result(handler("")).startswith(f"xshare: session {SESSION} (interactive)")
 
 
 def _hermes(*arguments: str, home: Path) -> subprocess.CompletedProcess:

@@ -130,18 +130,24 @@ def cmd_collect(args: argparse.Namespace) -> int:
 
 
 def cmd_session(args: argparse.Namespace) -> int:
-    """A session by transcript path (read now), or by id (the live state if the hook keeps one)."""
+    """A session by transcript path (read now), or by id (the live state if the hook keeps one), else a
+    Hermes session by id from state.db."""
     from xshare.live import live_row
-    from xshare.sessions import find_session, measure_one
+    from xshare.sessions import find_hermes_session, find_session, measure_one
 
     row = None if args.session.endswith(".jsonl") or args.claude_root else live_row(args.session, _choice(args))
     if row is None:
         file = find_session(args.session, args.claude_root)
-        if file is None:
-            _say(f"no Claude Code transcript matches {args.session!r} (give a transcript path or a session id)")
-            return 2
-        row, problems = measure_one(file, _choice(args))
+        problems: dict = {}
+        if file is not None:
+            row, problems = measure_one(file, _choice(args))
+        elif not args.session.endswith(".jsonl"):
+            row, problems = find_hermes_session(args.session, _choice(args), args.hermes_db)
         _report_problems(problems)
+        if row is None:
+            _say(f"no Claude Code transcript or Hermes session matches {args.session!r} "
+                 "(give a transcript path or a session id)")
+            return 2
     if args.json:
         _print_json(row)
     else:

@@ -144,7 +144,9 @@ def _hermes_home() -> Path:
 
 
 def current_session_id() -> str | None:
-    """The session this command runs in: Hermes passes no id, so ask its session context, then the env."""
+    """The session this command runs in. Hermes passes no id, and sets HERMES_SESSION_ID only when the
+    agent starts (the first message), so before that ask the host that runs the command: the classic CLI
+    or the TUI's backend, which both hold the id of the session they show from the start."""
     try:
         from gateway.session_context import get_session_env
 
@@ -153,7 +155,31 @@ def current_session_id() -> str | None:
             return found
     except Exception:
         pass
-    return os.environ.get("HERMES_SESSION_ID") or _last_session[0]
+    return os.environ.get("HERMES_SESSION_ID") or _host_session_id() or _last_session[0]
+
+
+def _host_session_id() -> str | None:
+    """The classic CLI registers itself with the plugin manager; the TUI's backend keeps its sessions in
+    tui_gateway.server (only looked at when Hermes itself imported it: this process is that backend)."""
+    try:
+        from hermes_cli.plugins import get_plugin_manager
+
+        found = getattr(getattr(get_plugin_manager(), "_cli_ref", None), "session_id", None)
+        if isinstance(found, str) and found:
+            return found
+    except Exception:
+        pass
+    server = sys.modules.get("tui_gateway.server")
+    sessions = getattr(server, "_sessions", None)
+    if not isinstance(sessions, dict):
+        return None
+    try:
+        shown = [session for session in list(sessions.values()) if isinstance(session, dict)]
+        latest = max(shown, key=lambda session: session.get("last_active") or 0, default=None)
+    except Exception:
+        return None
+    found = latest.get("session_key") if latest else None
+    return found if isinstance(found, str) and found else None
 
 
 def measure_session(session_id: str, database: Path | None = None) -> tuple[dict | None, Counter]:
@@ -190,8 +216,13 @@ def describe(row: dict | None, live: dict | None, session_id: str) -> str:
         f"  NeuralMind block: {_pct(_part(row, 'neuralmind'))}; edits: {_pct(_part(row, 'edit'))}; "
         f"other shell: {_pct(_part(row, 'shell'))}; compactions: {row['compactions']}",
     ]
+    if row.get("unrecorded_calls"):
+        tasks = ", ".join(f"{task} {count:,}" for task, count in (row.get("unrecorded_tasks") or {}).items())
+        lines.append(f"  Billed calls state.db's messages do not show: {row['unrecorded_calls']:,} ({tasks}), "
+                     f"{row['unrecorded_prompt_tokens']:,} prompt tokens (counted above as overhead)")
     if live:
-        lines.append(f"  Seen live by the plugin: {live['calls']:,} calls, {live['prompt_tokens']:,} prompt tokens")
+        lines.append(f"  Seen live by the plugin: {live['calls']:,} main-loop calls, "
+                     f"{live['prompt_tokens']:,} prompt tokens")
     lines.append(f"  Tokenizer: {row['tokenizer']}")
     return "\n".join(lines)
 

@@ -156,9 +156,12 @@ def summarize(rows: list[dict]) -> dict[str, dict]:
             "sessions": len(group),
             "sessions_with_api_calls": sum(1 for row in group if row["api_calls"]),
             "api_calls": sum(row["api_calls"] for row in group),
+            "prompt_tokens_billed": prompt,
+            # billed calls the record does not show (Claude Code's compactions, Hermes's title and compression
+            # calls): part of the two figures above and of the context, counted here so they can be told apart
             "unrecorded_calls": sum(row.get("unrecorded_calls", 0) for row in group),
             "unrecorded_prompt_tokens": sum(row.get("unrecorded_prompt_tokens", 0) for row in group),
-            "prompt_tokens_billed": prompt,
+            "unrecorded_tasks": _summed_tasks(group),
             "context_tokens": context,
             "recorded_over_billed": share(context, prompt),
             "exploration_share_of_context": pooled,
@@ -256,17 +259,31 @@ COLUMN_NOTES = (
 )
 
 
-def unrecorded_note(calls: int, tokens: int) -> str:
-    """What the figures include that no transcript shows (Claude Code 2.1.3xx compactions)."""
+def unrecorded_note(agent: str, calls: int, tokens: int, tasks: dict | None = None) -> str:
+    """What the figures include that no transcript or database row shows, and where it comes from."""
     what = f"{calls:,} call{'s' if calls != 1 else ''}" if calls else "calls"
-    return (f"{what} ({tokens:,} prompt tokens) Claude Code billed but did not write (compactions), "
-            "from its own usage totals")
+    if agent == "hermes":
+        named = ", ".join(f"{task} {count:,}" for task, count in (tasks or {}).items()) or "unnamed"
+        source = f"Hermes's auxiliary calls ({named}), from its per-model usage table"
+    else:
+        source = "compactions, from Claude Code's own usage totals"
+    return f"{what} ({tokens:,} prompt tokens) billed but not in the record: {source}"
+
+
+def _summed_tasks(rows: list[dict]) -> dict[str, int]:
+    """Hermes: the auxiliary calls of a group by task (title_generation, compression, ...)."""
+    tasks: dict[str, int] = {}
+    for row in rows:
+        for task, count in (row.get("unrecorded_tasks") or {}).items():
+            tasks[task] = tasks.get(task, 0) + count
+    return dict(sorted(tasks.items()))
 
 
 def _unrecorded_lines(groups: dict[str, dict]) -> list[str]:
-    notes = [f"  {key}: includes {unrecorded_note(g['unrecorded_calls'], g['unrecorded_prompt_tokens'])}"
-             for key, g in groups.items() if g.get("unrecorded_prompt_tokens")]
-    return ["", "Calls no transcript records:", "", *notes] if notes else []
+    notes = [f"  {key}: includes {_row_unrecorded(group)}"
+             for key, group in groups.items() if group.get("unrecorded_prompt_tokens")]
+    return ["", "Billed calls the record does not show (included above, as overhead beside what they carried):",
+            "", *notes] if notes else []
 
 
 def _label(key: str) -> str:
@@ -308,8 +325,7 @@ def session_summary(row: dict) -> str:
         when,
         f"API calls: {row['api_calls']:,}   Prompt tokens billed: {row['prompt_tokens_billed']:,}   "
         f"Recorded / billed: {_pct(row['recorded_over_billed'])}",
-        *([f"These figures include {unrecorded_note(row['unrecorded_calls'], row['unrecorded_prompt_tokens'])}"]
-          if row.get("unrecorded_prompt_tokens") else []),
+        *([f"These figures include {_row_unrecorded(row)}"] if row.get("unrecorded_prompt_tokens") else []),
         f"Exploration: {_pct(row['exploration_share_of_context'])} of the recorded context, "
         f"{_pct(row['exploration_share_of_prompt'])} of the billed prompt",
         f"Recorded context by category: {by_category or 'nothing recorded'}",
@@ -319,3 +335,9 @@ def session_summary(row: dict) -> str:
         f"Tokenizer: {row['tokenizer']}",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _row_unrecorded(row: dict) -> str:
+    """The unrecorded-calls note of a session row or a group (both carry the same fields)."""
+    return unrecorded_note(row["agent"], row.get("unrecorded_calls", 0), row["unrecorded_prompt_tokens"],
+                           row.get("unrecorded_tasks"))

@@ -236,3 +236,21 @@ def measure_one(file: TranscriptFile, choice: tokenizers.TokenizerChoice) -> tup
         family = [measure_file(member)[0] for member in claude.family_files(file)]
         row = complete_with_unrecorded(row, family)
     return row, problems
+
+
+def find_hermes_session(
+    session_id: str, choice: tokenizers.TokenizerChoice, hermes_dbs: list[str] | None = None
+) -> tuple[dict | None, Counter]:
+    """A Hermes session's row by its id, from the databases given, else the default ones (read-only);
+    the first database holding it wins."""
+    databases = [Path(path).expanduser() for path in hermes_dbs] if hermes_dbs else hermes.default_databases()
+    problems: Counter = Counter()
+    for path in databases:
+        if not path.is_file():
+            problems[f"Hermes database {path} not found"] += 1
+            continue
+        _init_worker(choice)
+        rows = hermes.read_database(path, _counter.count, _counter.name, problems, only=session_id)
+        if rows:
+            return rows[0], problems
+    return None, problems

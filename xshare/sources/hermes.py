@@ -34,10 +34,12 @@ from pathlib import Path
 from xshare.classify import classify_tool
 from xshare.ledger import SPREAD, Ledger, session_row
 from xshare.sources.hermes_db import Unreadable, is_locked, open_database
+from xshare.sources.hermes_usage import add_unrecorded, read_auxiliary
 from xshare.store import dumps, loads
 
 AGENT = "hermes"
-INTERACTIVE = frozenset({"cli", "desktop", "local", "telegram"})
+# a person at the keyboard: the classic CLI, the TUI (`hermes chat --tui`), the desktop app, chat platforms
+INTERACTIVE = frozenset({"cli", "tui", "desktop", "local", "telegram"})
 AUTOMATED = frozenset({"cron", "oneshot", "a2a", "api_server"})
 SUBAGENT, BENCHMARK = "subagent", "tool"
 JSON_PREFIX = "\x00json:"
@@ -442,6 +444,7 @@ def _read(
             for values in connection.execute(f"SELECT {_select(session_columns, _SESSION_COLUMNS)} FROM sessions")
         ]
         end_reasons = {session["id"]: session["end_reason"] for session in sessions}
+        auxiliary = read_auxiliary(connection)
         oldest = since.timestamp() - 86400 if since else None
         query = (
             f"SELECT {_select(message_columns, _MESSAGE_COLUMNS)} FROM messages WHERE session_id = ? ORDER BY id"
@@ -464,7 +467,8 @@ def _read(
                     signature(dict(zip(_MESSAGE_COLUMNS, values, strict=True)))
                     for values in connection.execute(query, (session["parent_session_id"],))
                 }
-            found.append(measure_session(session, rows, count, tokenizer, problems, parent_rows, ledgers))
+            row = measure_session(session, rows, count, tokenizer, problems, parent_rows, ledgers)
+            found.append(add_unrecorded(row, auxiliary.get(str(session["id"]))))
     finally:
         with contextlib.suppress(sqlite3.Error):  # ends a read; never hides the error that ended it early
             connection.execute("COMMIT")

@@ -1,0 +1,212 @@
+"""A fake OpenAI-compatible model server on 127.0.0.1, for driving the real Hermes-Agent offline.
+
+It answers `POST /v1/chat/completions` from a scripted list of replies (text, or tool calls), streamed as
+server-sent events with a usage chunk when the request streams, as one JSON body otherwise. Every other
+path (Hermes probes /v1/models, /api/tags, /props, ...) gets a 404. A request without tools is Hermes's
+title-generation call: it is answered with a title and never consumes a scripted reply.
+
+What it bills is deterministic and derived from the request itself, so a test compares what xshare
+reports with what was billed without hard-coding a number: prompt tokens = request body bytes / 4
+(rounded up), of which half are "cached" on every main call after the first; completion tokens = reply
+bytes / 4 + 1. Every request and its bill is logged in `requests`. The server stops by itself after
+`lifetime` seconds or `max_requests` requests (then it answers 503), so a hung agent cannot keep it alive.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+MODEL = "fake-model"
+TITLE = "Reading the fixture file"
+DONE_TEXT = "Done."
+
+
+@dataclass
+class Reply:
+    """One scripted answer: text, or tool calls as (name, arguments) pairs."""
+
+    text: str = ""
+    tool_calls: list[tuple[str, dict]] = field(default_factory=list)
+
+
+def _tokens(size: int) -> int:
+    return -(-size // 4)
+
+
+class FakeOpenAI:
+    """Start with `start()` (or as a context manager); `base_url` is what Hermes's config points at."""
+
+    def __init__(self, replies: list[Reply], lifetime: float = 300.0, max_requests: int = 100) -> None:
+        self.replies = list(replies)
+        self.lifetime, self.max_requests = lifetime, max_requests
+        self.requests: list[dict] = []  # every request: path, kind, and for completions the bill
+        self.lock = threading.Lock()
+        self.server: ThreadingHTTPServer | None = None
+        self.main_calls = 0
+
+    # --- lifecycle -------------------------------------------------------------------------------
+
+    def start(self) -> FakeOpenAI:
+        owner = self
+
+        class Handler(_Handler):
+            fake = owner
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self._timer = threading.Timer(self.lifetime, self.stop)
+        self._timer.daemon = True
+        self._timer.start()
+        return self
+
+    def stop(self) -> None:
+        server, self.server = self.server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        if getattr(self, "_timer", None) is not None:
+            self._timer.cancel()
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *_) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        assert self.server is not None, "start() the server first"
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    # --- what was billed -------------------------------------------------------------------------
+
+    def billed(self, kind: str | None = None) -> list[dict]:
+        """The completions billed, in order; kind 'main' (the agent loop) or 'title'."""
+        with self.lock:
+            return [dict(entry) for entry in self.requests
+                    if "prompt_tokens" in entry and (kind is None or entry["kind"] == kind)]
+
+    def totals(self, kind: str | None = None) -> dict:
+        calls = self.billed(kind)
+        return {
+            "calls": len(calls),
+            "prompt_tokens": sum(call["prompt_tokens"] for call in calls),
+            "cached_tokens": sum(call["cached_tokens"] for call in calls),
+            "completion_tokens": sum(call["completion_tokens"] for call in calls),
+        }
+
+    # --- answers ---------------------------------------------------------------------------------
+
+    def answer(self, entry: dict, body: dict, size: int) -> tuple[str, Reply, dict]:
+        """The kind of call, its reply and its usage; the bill goes into the request's log entry."""
+        kind = "main" if body.get("tools") else "title"
+        with self.lock:
+            if kind == "title":
+                reply = Reply(text=TITLE)
+            else:
+                reply = self.replies.pop(0) if self.replies else Reply(text=DONE_TEXT)
+                self.main_calls += 1
+            prompt = _tokens(size)
+            cached = prompt // 2 if kind == "main" and self.main_calls > 1 else 0
+            spoken = reply.text + "".join(name + json.dumps(args) for name, args in reply.tool_calls)
+            usage = {"prompt_tokens": prompt, "completion_tokens": _tokens(len(spoken.encode())) + 1,
+                     "prompt_tokens_details": {"cached_tokens": cached}}
+            usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+            entry.update(kind=kind, prompt_tokens=prompt, cached_tokens=cached,
+                                     completion_tokens=usage["completion_tokens"],
+                                     stream=bool(body.get("stream")), messages=len(body.get("messages") or []))
+        return kind, reply, usage
+
+    def log(self, method: str, path: str) -> dict | None:
+        """Logs a request; None once the request budget is spent."""
+        entry = {"method": method, "path": path, "at": time.time(), "number": 0}
+        with self.lock:
+            self.requests.append(entry)
+            entry["number"] = len(self.requests)
+            return entry if len(self.requests) <= self.max_requests else None
+
+
+def _tool_calls(reply: Reply, number: int) -> list[dict]:
+    return [{"index": index, "id": f"call_{number}_{index}", "type": "function",
+             "function": {"name": name, "arguments": json.dumps(arguments)}}
+            for index, (name, arguments) in enumerate(reply.tool_calls)]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeOpenAI
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *_) -> None:  # the log is `fake.requests`, not stderr
+        pass
+
+    def _send(self, status: int, payload: dict | None) -> None:
+        data = json.dumps(payload or {"error": {"message": "not found"}}).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        self.fake.log("GET", self.path)
+        self._send(404, None)
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        entry = self.fake.log("POST", self.path)
+        if entry is None:
+            self._send(503, {"error": {"message": "fake server: request budget spent"}})
+            return
+        if self.path.split("?")[0].rstrip("/") != "/v1/chat/completions":
+            self._send(404, None)
+            return
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            self._send(400, {"error": {"message": "not JSON"}})
+            return
+        _, reply, usage = self.fake.answer(entry, body, len(raw))
+        number = entry["number"]
+        if body.get("stream"):
+            self._stream(reply, usage, number)
+        else:
+            message = {"role": "assistant", "content": reply.text or None}
+            if reply.tool_calls:
+                message["tool_calls"] = [{k: v for k, v in call.items() if k != "index"}
+                                         for call in _tool_calls(reply, number)]
+            self._send(200, {
+                "id": f"chatcmpl-{number}", "object": "chat.completion", "created": int(time.time()),
+                "model": MODEL, "usage": usage,
+                "choices": [{"index": 0, "message": message,
+                             "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
+            })
+
+    def _stream(self, reply: Reply, usage: dict, number: int) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+
+        def chunk(choices: list, extra: dict | None = None) -> None:
+            payload = {"id": f"chatcmpl-{number}", "object": "chat.completion.chunk", "created": int(time.time()),
+                       "model": MODEL, "choices": choices, **(extra or {})}
+            self.wfile.write(f"data: {json.dumps(payload)}\n\n".encode())
+            self.wfile.flush()
+
+        chunk([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
+        if reply.text:
+            chunk([{"index": 0, "delta": {"content": reply.text}, "finish_reason": None}])
+        if reply.tool_calls:
+            chunk([{"index": 0, "delta": {"tool_calls": _tool_calls(reply, number)}, "finish_reason": None}])
+        chunk([{"index": 0, "delta": {}, "finish_reason": "tool_calls" if reply.tool_calls else "stop"}])
+        chunk([], {"usage": usage})  # stream_options.include_usage: the last chunk carries the bill
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
