@@ -3,7 +3,7 @@
 Each scenario runs the pinned CLI ($XSHARE_TEST_CLAUDE) against tests/fake_anthropic.py, then compares
 `xshare session <transcript> --json` with the server's own log (requests, prompt tokens, usage) and with
 `xshare session <id> --json`, which can only come from the live ledger the plugin's hooks keep. Skips
-without the CLI (or without tmux for the TUI). About 60 s in all, most of it the TUI scenario.
+without the CLI (or without tmux for the TUI). About 40 s in all (each `claude -p` run 3-6 s, the TUI 15 s).
 """
 
 from __future__ import annotations

@@ -20,9 +20,10 @@ from xshare.store import atomic_write, read_json
 
 MARKER = "statusline.py"  # a command that runs xshare's status line script is xshare's
 # Claude Code re-renders the line on new messages only, so the figures a hook writes after a turn's last
-# message would wait for the next turn; a timer picks them up. Measured on 2.1.332 (see README): 2 s costs
-# about 1 % of one core while Claude Code sits idle and clears a stale line within 2 s.
-REFRESH_SECONDS = 2
+# message would wait for the next turn; a timer picks them up. Measured on 2.1.332 (bench/statusline_refresh.py,
+# README): idle Claude Code uses 0.84 s CPU a minute; a 2 s timer adds 1.6 s (0 of 12 turns still behind
+# 3 s after the turn), 5 s adds 0.56 s (4 of 12 behind at 3 s, none at 6 s). 5 s: a third of the cost.
+REFRESH_SECONDS = 5
 
 
 def settings_path() -> Path:
