@@ -157,9 +157,11 @@ def status_line(screen: str) -> str:
 
 
 def expected_line(row: dict) -> str:
-    """What the status line shows for a saved row (without Claude Code's own `ctx` field)."""
-    return (f"explore {row['exploration_share_of_context']:.1%} of context · "
-            f"{row['exploration_share_of_prompt']:.1%} of bill · calib {row['recorded_over_billed']:.0%} · "
+    """What the status line shows for a saved row (without Claude Code's own `ctx` field); `≈` marks a
+    count made without the o200k_base vocabulary."""
+    mark = "" if row["tokenizer"] == "o200k_base" else "≈"
+    return (f"explore {mark}{row['exploration_share_of_context']:.1%} of context · "
+            f"{mark}{row['exploration_share_of_prompt']:.1%} of bill · calib {row['recorded_over_billed']:.0%} · "
             f"{row['api_calls']:,} calls")
 
 
