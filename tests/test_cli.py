@@ -197,3 +197,28 @@ def test_a_session_without_api_calls_is_counted_with_an_unknown_share(capsys, tm
     assert code == 0
     assert (group["sessions"], group["sessions_with_api_calls"], group["api_calls"]) == (1, 0, 0)
     assert group["exploration_share_of_context"] is None and group["median_session_share"] is None
+
+
+def test_slash_shows_the_report_first_and_its_problems_after_as_one_note(capsys, demo_root: Path):
+    """Claude Code prints a `!` command's stderr before its stdout: the slash command keeps problems
+    off stderr and puts them, shortened to one line, after the report; `xshare report` still warns on stderr."""
+    transcript = max(demo_root.rglob("*.jsonl"), key=lambda path: path.stat().st_size)
+    with transcript.open("a", encoding="utf-8") as handle:
+        handle.write('{"type": "a-row-kind-from-the-future", "uuid": "f-1"}\n{"type": "another-new-kind"}\n{not json\n')
+    code, out, err = run(capsys, "slash", "--session", "no-such-session", "--", "--all", "--claude-root",
+                         str(demo_root), "--no-cache")
+    assert code == 0 and err == ""
+    assert out.startswith("Exploration share of the token bill")
+    notes = [line for line in out.splitlines() if line.startswith("Note: ")]
+    assert len(notes) == 1 and out.rstrip().endswith(notes[0])
+    assert "lines of an unknown type skipped: 2" in notes[0] and "malformed lines skipped" in notes[0]
+    assert out.index("This session: no live figures yet") < out.index(notes[0])
+    code, out, err = run(capsys, "report", "--all", "--claude-root", str(demo_root), "--no-cache")
+    assert code == 0 and "Note: " not in out
+    assert "xshare: lines of an unknown type skipped: 2" in err.splitlines()
+
+
+def test_slash_with_nothing_to_report_explains_instead_of_noting(capsys, tmp_path: Path):
+    code, out, err = run(capsys, "slash", "--", "--claude-root", str(tmp_path / "empty"))
+    assert code == 0 and err == ""
+    assert out.startswith("No session started in the window") and "Looked for" in out and "Note: " not in out

@@ -28,7 +28,17 @@ def test_manifest_and_marketplace():
     market = json.loads((REPO / ".claude-plugin" / "marketplace.json").read_text())
     assert market["name"] == "xshare" and market["owner"]["name"]
     assert market["plugins"] == [market["plugins"][0]] and market["plugins"][0]["source"] == "./"
-    assert sorted(path.name for path in (REPO / ".claude-plugin").iterdir()) == ["marketplace.json", "plugin.json"]
+    assert sorted(path.name for path in (REPO / ".claude-plugin").iterdir()) == [
+        "icon.png", "marketplace.json", "plugin.json"]
+    assert manifest["network"] == {"hosts": ["pypi.org", "files.pythonhosted.org"]}  # the plugin's venv, nothing else
+
+
+def test_icon_is_a_square_png_of_the_size_the_plugin_directory_wants():
+    manifest = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())
+    data = (REPO / manifest["icon"]).read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    assert width == height and 512 <= width <= 2048 and len(data) < 2_000_000
 
 
 def test_hooks_are_async_and_run_the_plugins_own_xshare():

@@ -205,16 +205,36 @@ def cmd_statusline(args: argparse.Namespace) -> int:
     return code
 
 
+def _messages(captured: str) -> list[str]:
+    """What the report said on stderr, one message a line, its 'xshare: ' prefixes dropped."""
+    return [line.removeprefix("xshare: ").strip() for line in captured.splitlines() if line.strip()]
+
+
+def _problems_note(messages: list[str], limit: int = 300) -> str:
+    note = "; ".join(messages)
+    return note if len(note) <= limit else note[: limit - 1] + "…"
+
+
 def cmd_slash(args: argparse.Namespace) -> int:
-    """What /exploration-share shows: the report, then this session's live figures. Always exits 0,
-    since a failing command would abort the slash command instead of explaining why."""
+    """What /exploration-share shows: the report, then this session's live figures, then the report's
+    problems as one short note (Claude Code puts the command's stderr before its stdout, so they are
+    captured here instead). Always exits 0, since a failing command would abort the slash command
+    instead of explaining why."""
+    import contextlib
+    import io
+
     from xshare.live import live_row
     from xshare.paths import html_file
 
     report_args = args.report_args[1:] if args.report_args[:1] == ["--"] else args.report_args
-    code = main(["report", *report_args])
-    if code == 2:
-        print("No session started in the window: see the messages above (try --all or --since-days 90).")
+    messages = io.StringIO()
+    with contextlib.redirect_stderr(messages):
+        code = main(["report", *report_args])
+    said = _messages(messages.getvalue())
+    note = _problems_note(said)
+    if code == 2:  # no report: the messages are the explanation, not a footnote
+        print("\n".join(line[:1].upper() + line[1:] for line in said) or "No session started in the window.")
+        note = ""
     if args.session:
         row = live_row(args.session)
         if row and row["api_calls"]:
@@ -227,6 +247,8 @@ def cmd_slash(args: argparse.Namespace) -> int:
         page = html_file(args.session)
         where = f"{page}" if page.exists() else f"not written yet: `xshare html {args.session}` writes it"
         print(f"Its HTML summary: {where}")
+    if note:
+        print(f"\nNote: {note}.")
     return 0
 
 

@@ -24,6 +24,11 @@ BUILD_LOG = "venv-build.log"  # the last build's full output (the hook log gets 
 RETRY_AFTER = 24 * 3600
 BUILD_TIMEOUT = 900  # seconds for the whole build: venv creation plus pip
 ACTIVE = "XSHARE_PLUGIN_ENV"  # set by bin/xshare when it switches interpreter, so it never switches twice
+OFF = "XSHARE_NO_PLUGIN_ENV"  # =1: never build or use the env (you manage python3's packages yourself)
+
+
+def disabled() -> bool:
+    return os.environ.get(OFF) == "1"
 
 
 def package_root() -> str:
@@ -69,7 +74,7 @@ def env_python(env: str) -> str:
 
 def ready_python(root: str | None = None) -> str | None:
     """The env's interpreter when the env is complete and its interpreter still exists, else None."""
-    data = data_dir(root)
+    data = None if disabled() else data_dir(root)
     if not data:
         return None
     env = env_dir(data)

@@ -32,7 +32,7 @@ def start_build(root: str | None = None) -> bool:
     """At SessionStart: when the env is missing or stale (and did not just fail), start a detached build
     that outlives this hook (`claude -p` kills async hooks at teardown). Returns whether one was started."""
     root = root or plugin_env.plugin_root()
-    data = plugin_env.data_dir(root)
+    data = None if plugin_env.disabled() else plugin_env.data_dir(root)
     want = plugin_env.wanted(root) if data else None
     if not data or not want or plugin_env.is_current(data, want) or plugin_env.failed_recently(data, want):
         return False

@@ -16,6 +16,7 @@ if __package__ in (None, ""):  # run as a script: the package sits two folders u
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from xshare.paths import line_file  # noqa: E402
+from xshare.statusline_update import kick  # noqa: E402
 
 DEFAULT_FORMAT = "explore {context} of context · {bill} of bill · calib {calib} · {calls} calls{window}{behind}"
 # the spec's reading thresholds: under 10 %, 10 to 30 %, 30 % or more
@@ -60,8 +61,17 @@ def fields(payload: dict, saved: dict | None, colour: bool) -> dict[str, str]:
     return values
 
 
+def catch_up(payload: dict, saved: dict | None, behind: bool) -> None:
+    """No hook may come (the compaction summary is written after the last one): start the update here."""
+    session, transcript = payload.get("session_id"), payload.get("transcript_path")
+    if not isinstance(session, str) or not isinstance(transcript, str):
+        return
+    if behind or (saved is None and os.path.isfile(transcript)):
+        kick(session, transcript)
+
+
 def render(payload: dict, line_format: str = DEFAULT_FORMAT, second: str | None = None,
-           colour: bool = True) -> str:
+           colour: bool = True, update: bool = False) -> str:
     session = payload.get("session_id")
     saved = None
     if isinstance(session, str) and session:
@@ -70,7 +80,10 @@ def render(payload: dict, line_format: str = DEFAULT_FORMAT, second: str | None 
                 saved = json.loads(handle.read())
         except (OSError, ValueError):
             saved = None
-    values = fields(payload, saved if isinstance(saved, dict) else None, colour)
+    saved = saved if isinstance(saved, dict) else None
+    values = fields(payload, saved, colour)
+    if update:
+        catch_up(payload, saved, bool(values["behind"]))
     if saved is None:
         return f"explore: waiting for the first update{values['window']}"
     lines = [line_format.format(**values)]
@@ -87,9 +100,10 @@ def main(argv: list[str] | None = None) -> int:
     if "--line2" in args and args.index("--line2") + 1 < len(args):
         second = args[args.index("--line2") + 1]
     colour = not os.environ.get("NO_COLOR") and "--no-color" not in args
+    update = "--no-catch-up" not in args  # start a background update when the ledger is behind
     try:
         payload = json.loads(sys.stdin.buffer.read() or b"{}")
-        text = render(payload if isinstance(payload, dict) else {}, line_format, second, colour)
+        text = render(payload if isinstance(payload, dict) else {}, line_format, second, colour, update)
     except Exception as error:  # a status line must never fail: say so briefly instead
         text = f"explore: unavailable ({error.__class__.__name__})"
     sys.stdout.write(text + "\n")
