@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import ast
 import json
+import os
+import socket
+import sqlite3
+import stat
 from pathlib import Path
 
 import pytest
@@ -12,6 +16,7 @@ import pytest
 import xshare
 from xshare.cli import MAX_DAYS, main
 from xshare.demo import write_demo_corpus
+from xshare.store import atomic_write
 
 PACKAGE = Path(xshare.__file__).parent
 
@@ -80,3 +85,128 @@ def test_slash_without_the_separator_still_exits_0(capsys):
     assert "unrecognized arguments: --bogus" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["report", "--bogus"])  # any other command keeps argparse's exit 2
+
+
+# --- files it writes -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def demo_root(tmp_path: Path) -> Path:
+    return write_demo_corpus(tmp_path / "claude")
+
+
+def transcript_row() -> bytes:
+    """A first line as Claude Code writes one (invented values)."""
+    row = {"parentUuid": None, "isSidechain": False, "type": "user", "uuid": "u-1", "sessionId": "s-1",
+           "timestamp": "2026-11-03T09:00:00.000Z", "message": {"role": "user", "content": "hello"}}
+    return json.dumps(row).encode() + b"\n"
+
+
+def rows_command(command: str, rows: Path, root: Path) -> list[str]:
+    return [command, "--all", "--rows", str(rows), "--claude-root", str(root)]
+
+
+@pytest.mark.parametrize("command", ["report", "collect"])
+def test_rows_in_a_missing_folder_exit_1_and_create_nothing(capsys, tmp_path: Path, demo_root: Path, command):
+    rows = tmp_path / "no" / "such" / "rows.jsonl"
+    assert main(rows_command(command, rows, demo_root)) == 1
+    assert "folder" in capsys.readouterr().err and not (tmp_path / "no").exists()
+
+
+def special_files(tmp_path: Path) -> dict[str, Path]:
+    """A FIFO, a folder, a socket, a symlink to a FIFO, a dangling symlink; a device node when root."""
+    made = {"fifo": tmp_path / "fifo.jsonl", "folder": tmp_path / "folder.jsonl", "socket": tmp_path / "s.jsonl"}
+    os.mkfifo(made["fifo"])
+    made["folder"].mkdir()
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(made["socket"]))
+    server.close()
+    made["link to fifo"] = tmp_path / "to-fifo.jsonl"
+    made["link to fifo"].symlink_to(made["fifo"])
+    made["dangling link"] = tmp_path / "dangling.jsonl"
+    made["dangling link"].symlink_to(tmp_path / "nothing-here")
+    if os.geteuid() == 0:  # a copy of /dev/null's node, so a failure could never harm a real device
+        made["device"] = tmp_path / "null.jsonl"
+        os.mknod(made["device"], stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    return made
+
+
+def kind(path: Path) -> tuple:
+    found = os.lstat(path)
+    return stat.S_IFMT(found.st_mode), found.st_ino
+
+
+@pytest.mark.skipif(os.name != "posix", reason="FIFOs, sockets and device nodes are POSIX")
+@pytest.mark.parametrize("command", ["report", "collect"])
+def test_rows_never_replace_a_special_file(capsys, tmp_path: Path, demo_root: Path, command):
+    for name, path in special_files(tmp_path).items():
+        before = kind(path)
+        assert main(rows_command(command, path, demo_root)) == 1, name
+        assert "could not write the rows file" in capsys.readouterr().err, name
+        assert kind(path) == before, name  # the same node, untouched (and a FIFO read nobody hung on)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="FIFOs are POSIX")
+def test_atomic_write_itself_refuses_special_files_and_follows_links(tmp_path: Path):
+    for name, path in special_files(tmp_path).items():
+        before = kind(path)
+        with pytest.raises(OSError):
+            atomic_write(path, b"x")
+        assert kind(path) == before, name
+    target = tmp_path / "real" / "state.json"
+    target.parent.mkdir()
+    target.write_bytes(b"old")
+    target.chmod(0o640)
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    atomic_write(link, b"new")
+    assert link.is_symlink() and target.read_bytes() == b"new"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert sorted(os.listdir(target.parent)) == ["state.json"]  # no temporary file left beside it
+
+
+def test_rows_through_a_symlink_write_its_target_and_keep_modes(capsys, tmp_path: Path, demo_root: Path):
+    target = tmp_path / "data" / "sessions.jsonl"
+    target.parent.mkdir()
+    target.write_text("old\n")
+    target.chmod(0o644)
+    link = tmp_path / "sessions.jsonl"
+    link.symlink_to(target)
+    assert main(rows_command("collect", link, demo_root)) == 0
+    assert link.is_symlink() and len(target.read_text().splitlines()) == 8
+    assert stat.S_IMODE(target.stat().st_mode) == 0o644
+    fresh = tmp_path / "fresh.jsonl"
+    assert main(rows_command("report", fresh, demo_root)) == 0
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o600  # a new rows file is private to its owner
+
+
+def test_rows_never_overwrite_a_transcript_or_a_database(capsys, tmp_path: Path, demo_root: Path):
+    elsewhere = tmp_path / "copy-of-a-session.jsonl"
+    elsewhere.write_bytes(transcript_row() * 3)
+    database = tmp_path / "state.jsonl"
+    sqlite3.connect(database).execute("CREATE TABLE t (x)").connection.close()
+    in_place = sorted(demo_root.rglob("*.jsonl"))[0]
+    new_in_projects = demo_root / "projects" / "rows.jsonl"
+    default_root = tmp_path / "home" / ".claude" / "projects" / "-home-dev-app"
+    default_root.mkdir(parents=True)
+    for path in (elsewhere, database, in_place, new_in_projects, default_root / "rows.jsonl"):
+        before = path.read_bytes() if path.exists() else None
+        for command in ("report", "collect"):
+            assert main(rows_command(command, path, demo_root)) == 1, path
+            err = capsys.readouterr().err
+            assert "could not write the rows file" in err and "Traceback" not in err
+        assert (path.read_bytes() if path.exists() else None) == before
+
+
+def test_a_rows_file_of_xshare_rows_is_still_replaced(capsys, tmp_path: Path, demo_root: Path):
+    rows = tmp_path / "rows.jsonl"
+    assert main(rows_command("report", rows, demo_root)) == 0
+    assert main(rows_command("collect", rows, demo_root)) == 0  # its own rows do not look like a transcript
+    assert "0 sessions added, 0 replaced" in capsys.readouterr().out
+
+
+def test_html_output_never_overwrites_a_transcript(capsys, demo_root: Path):
+    transcript = max(demo_root.rglob("*.jsonl"), key=lambda path: path.stat().st_size)
+    before = transcript.read_bytes()
+    assert main(["html", transcript.stem, "--claude-root", str(demo_root), "-o", str(transcript)]) == 1
+    assert "could not write the page" in capsys.readouterr().err and transcript.read_bytes() == before

@@ -32,6 +32,16 @@ def _report_problems(problems: dict) -> None:
         _say(f"{kind}: {count:,}")
 
 
+def _refuse_rows_file(args: argparse.Namespace) -> bool:
+    """Before measuring: True (after saying why) when --rows names a file xshare must not write."""
+    from xshare.outputs import refusal
+
+    why = refusal(Path(args.rows), args.claude_root) if args.rows else None
+    if why:
+        _say(f"could not write the rows file {args.rows}: {why}")
+    return why is not None
+
+
 def _window(args: argparse.Namespace):
     """The window the flags ask for, or None (after saying why) for a date that does not parse."""
     from xshare.report import Window
@@ -78,6 +88,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         window = _window(args)
         if window is None:
             return 2
+    if _refuse_rows_file(args):
+        return 1
     measured, rows, deferred = _measure_in_window(args, window)
     if not rows:
         still = f"; {deferred} still active at its end" if deferred else ""
@@ -108,6 +120,8 @@ def cmd_collect(args: argparse.Namespace) -> int:
     window = _window(args)
     if window is None:
         return 2
+    if _refuse_rows_file(args):
+        return 1
     _, rows, deferred = _measure_in_window(args, window)
     path = Path(args.rows)
     merged, added, replaced = merge_rows(read_rows(path), rows)

@@ -33,6 +33,7 @@ from xshare.html_analysis import (
     rebuild_weight,
 )
 from xshare.html_page import render_index, render_session
+from xshare.outputs import refusal
 from xshare.paths import html_file
 from xshare.sources import claude
 from xshare.sources.claude import ClaudeTranscript, TranscriptFile
@@ -305,6 +306,10 @@ def cli_html(args: argparse.Namespace, say: Callable[[str], None]) -> int:
     """`xshare html [SESSION] [-o FILE] [--open] [--index] [--demo]`; `say` prints a message to stderr."""
     choice = tokenizers.choose(estimate=args.estimate, vocab=args.vocab)
     out = Path(args.output).expanduser() if args.output else None
+    why = refusal(out, args.claude_root) if out else None
+    if why:
+        say(f"could not write the page {out}: {why}")
+        return 1
     origin, demo = shown_path, None
     if getattr(args, "demo", False):
         # the invented corpus lives in a temporary folder; its pages go to html/demo/, apart from real ones
