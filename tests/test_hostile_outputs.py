@@ -210,3 +210,80 @@ def test_html_output_never_overwrites_a_transcript(capsys, demo_root: Path):
     before = transcript.read_bytes()
     assert main(["html", transcript.stem, "--claude-root", str(demo_root), "-o", str(transcript)]) == 1
     assert "could not write the page" in capsys.readouterr().err and transcript.read_bytes() == before
+
+
+# --- stdout safety -----------------------------------------------------------------------------------
+
+HOSTILE_SOURCES = {
+    "s-escape": "\x1b[2J\x1b[31mred\x1b[0m",
+    "s-newline": "cli\nclaude-code / interactive         99   9,999   99.9%",
+    "s-path": "/home/someone/private/project",
+    "s-bidi": "dis\u202ecord",
+    "s-c1": "x\x9b31m",
+}
+
+
+def hostile_database(path: Path) -> Path:
+    from hermes_fixtures import HermesDb, call, read_result
+
+    db = HermesDb(path)
+    for sid, source in {**HOSTILE_SOURCES, "s-fine": "discord"}.items():
+        db.session(sid, source, tokens=(400, 500, 100, 20), api_calls=2, model="m\x1b]0;title\x07odel")
+        db.message(sid, "user", "hello")
+        db.message(sid, "assistant", "", tool_calls=[call("read_file", {"path": "a.py"}, f"{sid}-c1")])
+        db.message(sid, "tool", read_result("1|x = 1"), tool_call_id=f"{sid}-c1", tool_name="read_file")
+        db.message(sid, "assistant", "done")
+    db.auxiliary("s-path", "/etc/passwd\x1b[1m", (100, 0, 0, 5))
+    return db.close()
+
+
+def assert_terminal_safe(text: str) -> None:
+    assert not [char for char in text if char != "\n" and (ord(char) < 32 or 0x7f <= ord(char) <= 0x9f)]
+    assert "\u202e" not in text and "/home/someone" not in text and "/etc/passwd" not in text
+
+
+def test_a_hostile_hermes_source_cannot_forge_report_lines_or_print_a_path(capsys, tmp_path: Path):
+    database = hostile_database(tmp_path / "hermes" / "state.db")
+    assert main(["report", "--all", "--hermes-db", str(database)]) == 0
+    out = capsys.readouterr().out
+    assert_terminal_safe(out)
+    labels = [line.split("  ")[0] for line in out.splitlines() if line.startswith("hermes / ")]
+    assert labels.count("hermes / other") == 2 and labels.count("hermes / discord") == 2  # both tables
+    assert not [line for line in out.splitlines() if "99.9%" in line]  # the forged row is not a row
+    assert main(["report", "--all", "--json", "--hermes-db", str(database)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert set(report["groups"]) == {"hermes/other", "hermes/discord"}
+    assert report["groups"]["hermes/other"]["sessions"] == len(HOSTILE_SOURCES)
+    assert report["groups"]["hermes/other"]["unrecorded_tasks"] == {"other": 1}
+
+
+def test_rows_and_session_summaries_carry_safe_labels_and_printable_fields(capsys, tmp_path: Path):
+    database = hostile_database(tmp_path / "hermes" / "state.db")
+    rows = tmp_path / "rows.jsonl"
+    assert main(["collect", "--all", "--hermes-db", str(database), "--rows", str(rows)]) == 0
+    assert_terminal_safe(capsys.readouterr().out)
+    written = [json.loads(line) for line in rows.read_text().splitlines()]
+    assert {row["source"] for row in written} == {"other", "discord"}
+    assert main(["session", "s-escape", "--hermes-db", str(database)]) == 0
+    summary = capsys.readouterr().out
+    assert_terminal_safe(summary)
+    assert "model m[U+001B]]0;title[U+0007]odel" in summary  # shown, not obeyed
+    assert main(["session", "s-escape", "--json", "--hermes-db", str(database)]) == 0
+    shown = capsys.readouterr().out
+    assert_terminal_safe(shown)
+    assert json.loads(shown)["model"] == "m\x1b]0;title\x07odel"  # escaped, yet the same string to JSON
+
+
+def test_printable_neutralises_every_control_and_reordering_character():
+    from xshare.printable import json_text, printable, printable_lines, safe_label
+
+    hostile = "a\x00b\x1b[0m\x7f\x85\x9b\u200b\u202e\u2066\ufeff\udc80\tz"
+    shown = printable(hostile)
+    assert shown.startswith("a[U+0000]b[U+001B][0m[U+007F][U+0085][U+009B][U+200B][U+202E]")
+    assert shown.endswith("[U+DC80][U+0009]z") and shown.encode("utf-8")
+    assert printable("naïve café 東京 ✓") == "naïve café 東京 ✓"  # ordinary text passes as it is
+    assert printable_lines("one\ntwo\x1b") == "one\ntwo[U+001B]"
+    assert json.loads(json_text({"k": hostile})) == {"k": hostile}
+    assert_terminal_safe(json_text({"k": hostile}).replace("\\u", "u"))
+    assert [safe_label(value) for value in ("discord", "my-bot.v2", "a/b", "..", "", None, "x" * 65, "a b")] == [
+        "discord", "my-bot.v2", "other", "other", "other", "other", "other", "other"]

@@ -14,16 +14,15 @@ from pathlib import Path
 
 from xshare import __version__
 from xshare import tokens as tokenizers
+from xshare.printable import json_text, printable, printable_lines
 
 
 def _say(message: str) -> None:
-    print(f"xshare: {message}", file=sys.stderr)
+    print(printable_lines(f"xshare: {message}"), file=sys.stderr)
 
 
 def _print_json(value: object) -> None:
-    import json
-
-    print(json.dumps(value, indent=2, ensure_ascii=False))
+    print(json_text(value))
 
 
 def _report_problems(problems: dict) -> None:
@@ -139,7 +138,8 @@ def cmd_collect(args: argparse.Namespace) -> int:
         else "no interactive share yet"
     )
     later = f", {deferred} still active (next run)" if deferred else ""
-    print(f"{datetime.now(timezone.utc):%Y-%m-%d}: {added} sessions added, {replaced} replaced{later}; {to_date}")
+    line = f"{datetime.now(timezone.utc):%Y-%m-%d}: {added} sessions added, {replaced} replaced{later}; {to_date}"
+    print(printable(line))
     return 0
 
 

@@ -35,6 +35,7 @@ from xshare.html_analysis import (
 from xshare.html_page import render_index, render_session
 from xshare.outputs import refusal
 from xshare.paths import html_file
+from xshare.printable import printable
 from xshare.sources import claude
 from xshare.sources.claude import ClaudeTranscript, TranscriptFile
 from xshare.store import atomic_write
@@ -293,7 +294,7 @@ def _hermes_html(args: argparse.Namespace, choice: tokenizers.TokenizerChoice, o
 
 
 def _done(path: Path, open_it: bool) -> int:
-    print(path)
+    print(printable(str(path)))
     if open_it:
         import webbrowser
 

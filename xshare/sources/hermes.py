@@ -33,6 +33,7 @@ from pathlib import Path
 
 from xshare.classify import classify_tool
 from xshare.ledger import SPREAD, Ledger, session_row
+from xshare.printable import safe_label
 from xshare.sources.hermes_db import Unreadable, is_locked, open_database
 from xshare.sources.hermes_usage import add_unrecorded, read_auxiliary
 from xshare.store import dumps, loads
@@ -176,7 +177,8 @@ def iso(timestamp: object) -> str | None:
 
 
 def source_label(source: object, model_config: object) -> str:
-    """The spec's group, or the stored value itself when the spec names no group for it."""
+    """The spec's group, or the stored value itself when the spec names no group for it and it is a
+    plain word (printable.safe_label: a path or escape sequences become `other`)."""
     label = source if isinstance(source, str) and source else "unknown"
     config = _parse(model_config)
     if label == SUBAGENT or (isinstance(config, dict) and config.get("_delegate_from") is not None):
@@ -187,7 +189,7 @@ def source_label(source: object, model_config: object) -> str:
         return "automated"
     if label == BENCHMARK:
         return "benchmark"
-    return label
+    return safe_label(label)
 
 
 def _number(value: object) -> int:
