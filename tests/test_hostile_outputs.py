@@ -287,3 +287,44 @@ def test_printable_neutralises_every_control_and_reordering_character():
     assert_terminal_safe(json_text({"k": hostile}).replace("\\u", "u"))
     assert [safe_label(value) for value in ("discord", "my-bot.v2", "a/b", "..", "", None, "x" * 65, "a b")] == [
         "discord", "my-bot.v2", "other", "other", "other", "other", "other", "other"]
+
+
+# --- problems nobody heard of ----------------------------------------------------------------------
+
+
+def test_html_prints_the_problems_it_met_as_report_does(capsys, tmp_path: Path, demo_root: Path):
+    transcript = max(demo_root.rglob("*.jsonl"), key=lambda path: path.stat().st_size)
+    with transcript.open("ab") as handle:
+        handle.write(b"{not json at all\n" + b'{"type": "user", "uuid": \n')
+    assert main(["report", "--all", "--no-cache", "--claude-root", str(demo_root)]) == 0
+    in_report = {line for line in capsys.readouterr().err.splitlines() if "malformed" in line}
+    assert main(["session", str(transcript)]) == 0
+    in_session = {line for line in capsys.readouterr().err.splitlines() if "malformed" in line}
+    assert in_report and in_session and in_report != in_session  # the demo has a bad line elsewhere too
+    for flags, expected in (([transcript.stem], in_session), ([str(transcript)], in_session),
+                            (["--index", "--no-cache"], in_report)):
+        assert main(["html", *flags, "--claude-root", str(demo_root), "-o", str(tmp_path / "page.html")]) == 0
+        err = capsys.readouterr().err
+        assert expected == {line for line in err.splitlines() if "malformed" in line}, flags
+
+
+def test_html_of_a_hermes_session_in_a_locked_database_says_locked_promptly(capsys, tmp_path: Path):
+    import time
+
+    from hermes_fixtures import build_standard
+
+    database = build_standard(tmp_path / "hermes" / "state.db", 11)  # rollback journal: a writer locks readers out
+    holder = sqlite3.connect(database, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        started = time.monotonic()
+        code = main(["html", "s-cli", "--hermes-db", str(database), "-o", str(tmp_path / "s.html")])
+        elapsed = time.monotonic() - started
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    err = capsys.readouterr().err
+    assert code == 2 and elapsed < 5
+    assert "locked" in err.splitlines()[-1] and "no Claude Code transcript or Hermes session matches" not in err
+    assert f"Hermes database {database} is locked by another program; skipped: 1" in err
+    assert main(["html", "s-cli", "--hermes-db", str(database), "-o", str(tmp_path / "s.html")]) == 0  # once free

@@ -11,6 +11,7 @@ import argparse
 import hashlib
 import re
 import sys
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -177,8 +178,10 @@ def write_session_page(
     all_files: list[TranscriptFile] | None = None,
     sub_rows: dict[str, dict] | None = None,
     origin: Callable[[Path], str] = shown_path,
+    problems: Counter | None = None,
 ) -> Path:
-    """Measure one transcript in detail and write its page, and its subagents' pages beside it.
+    """Measure one transcript in detail and write its page, and its subagents' pages beside it; what
+    went wrong reading them is added to `problems`.
 
     The page goes to `out`, else to the state directory's html/ folder; links between pages are
     relative, so a folder of pages can be moved as a whole. `sub_rows` (the index's rows by id) means
@@ -189,6 +192,7 @@ def write_session_page(
         all_files = claude.discover(_roots(claude_roots))
     subs = subagent_files(file, all_files)
     data = claude_data(file, choice, origin)
+    found = Counter(data.problems)
     index_exists = sub_rows is not None or (folder / "index.html").exists()
     data.index_href = "index.html" if index_exists else None
     for sub in subs:
@@ -198,6 +202,7 @@ def write_session_page(
                 data.subagents.append(Linked(sub_rows[sub.session_id], sub_page.name))
             continue
         sub_data = claude_data(sub, choice, origin)
+        found.update(sub_data.problems)
         sub_data.parent = Linked(data.row, target.name)
         sub_data.index_href = data.index_href
         _write_page(sub_page, sub_data, [sub], render_session)
@@ -209,6 +214,8 @@ def write_session_page(
         linked = parent is not None and (sub_rows is not None or parent_page.exists())
         data.parent = Linked(row, parent_page.name if linked else None)
     _write_page(target, data, [file, *subs], render_session)
+    if problems is not None:
+        problems.update(found)
     return target
 
 
@@ -218,24 +225,25 @@ def _write_page(path: Path, data: SessionData, files: list[TranscriptFile], rend
 
 
 def write_hermes_page(session_id: str, databases: list[Path], choice: tokenizers.TokenizerChoice,
-                      out: Path | None = None) -> Path | None:
+                      out: Path | None = None, problems: Counter | None = None) -> Path | None:
     """A Hermes session's page, with what its data supports: Hermes records the bill per session, not
-    per call, so the page says it cannot have the cache sections. None if no database holds the id."""
-    from collections import Counter
-
+    per call, so the page says it cannot have the cache sections. None if no database holds the id;
+    what went wrong in each database looked in (one locked, say) is added to `problems`."""
     from xshare import sessions
     from xshare.sources import hermes
 
     sessions._init_worker(choice)
     counter = sessions._counter
     for database in databases:
-        problems: Counter = Counter()
+        found: Counter = Counter()
         ledgers: dict = {}
-        rows = hermes.read_database(database, counter.count, counter.name, problems, only=session_id,
+        rows = hermes.read_database(database, counter.count, counter.name, found, only=session_id,
                                     ledgers=ledgers)
+        if problems is not None:
+            problems.update(found)
         if rows:
             data = from_ledger(ledgers[session_id], rows[0], origin=f"Hermes {shown_path(database)}",
-                               tokenizer_note=counter.choice.note, problems=dict(problems))
+                               tokenizer_note=counter.choice.note, problems=dict(found))
             target = out or page_path(session_id)
             atomic_write(target, render_session(data).encode("utf-8"))
             return target
@@ -248,16 +256,20 @@ def write_index(
     claude_roots: list[str] | None = None,
     use_cache: bool = True,
     origin: Callable[[Path], str] = shown_path,
+    problems: Counter | None = None,
 ) -> tuple[Path, int]:
     """The index of every Claude Code session (one that made no API call too: its share is unknown), each
     linked to its page; pages that are missing or older than their transcript are (re)written first.
-    Returns the index path and how many pages were written."""
+    Returns the index path and how many pages were written; what went wrong is added to `problems`
+    (once per transcript: the pages re-read what the index measured)."""
     from xshare.sessions import measure_claude
 
     target = out or html_dir() / "index.html"
     folder = target.parent
     files = claude.discover(_roots(claude_roots))
     measured = measure_claude(files, choice, use_cache=use_cache)
+    if problems is not None:
+        problems.update(measured.problems)
     rows = {row["id"]: row for row in measured.rows}
     written = 0
     entries = []
@@ -277,18 +289,24 @@ def write_index(
 
 
 def _hermes_html(args: argparse.Namespace, choice: tokenizers.TokenizerChoice, out: Path | None,
-                 say: Callable[[str], None]) -> int:
+                 say: Callable[[str], None], problems: Counter) -> int:
     """`xshare html ID` for an id that no Claude Code transcript has: a Hermes session, if one has it."""
     from xshare.sources import hermes
 
     databases = [Path(path).expanduser() for path in args.hermes_db] if args.hermes_db else hermes.default_databases()
     try:
-        path = write_hermes_page(args.session, databases, choice, out)
+        path = write_hermes_page(args.session, databases, choice, out, problems)
     except OSError as error:
         say(f"could not write the page: {error.strerror or error}")
         return 1
     if path is None:
-        say(f"no Claude Code transcript or Hermes session matches {args.session!r}")
+        locked = any(hermes.LOCKED in kind for kind in problems)
+        _say_problems(problems, say)  # first, so the verdict below is the last line
+        if locked:
+            say(f"could not look for {args.session!r}: a Hermes database is locked by another program; "
+                "try again when it is free")
+        else:
+            say(f"no Claude Code transcript or Hermes session matches {args.session!r}")
         return 2
     return _done(path, args.open)
 
@@ -303,8 +321,24 @@ def _done(path: Path, open_it: bool) -> int:
     return 0
 
 
+def _say_problems(problems: Counter, say: Callable[[str], None]) -> None:
+    """One line per kind of problem, as `xshare report` prints them; each said once."""
+    for kind, count in sorted(problems.items()):
+        say(f"{kind}: {count:,}")
+    problems.clear()
+
+
 def cli_html(args: argparse.Namespace, say: Callable[[str], None]) -> int:
-    """`xshare html [SESSION] [-o FILE] [--open] [--index] [--demo]`; `say` prints a message to stderr."""
+    """`xshare html [SESSION] [-o FILE] [--open] [--index] [--demo]`; `say` prints a message to stderr,
+    including what went wrong reading the sessions (as `xshare report` does)."""
+    problems: Counter = Counter()
+    try:
+        return _cli_html(args, say, problems)
+    finally:
+        _say_problems(problems, say)
+
+
+def _cli_html(args: argparse.Namespace, say: Callable[[str], None], problems: Counter) -> int:
     choice = tokenizers.choose(estimate=args.estimate, vocab=args.vocab)
     out = Path(args.output).expanduser() if args.output else None
     why = refusal(out, args.claude_root) if out else None
@@ -331,7 +365,7 @@ def cli_html(args: argparse.Namespace, say: Callable[[str], None]) -> int:
             say("give a SESSION or --index, not both")
             return 2
         try:
-            path, written = write_index(choice, out, args.claude_root, not args.no_cache, origin)
+            path, written = write_index(choice, out, args.claude_root, not args.no_cache, origin, problems)
         except OSError as error:
             say(f"could not write the index: {error.strerror or error}")
             return 1
@@ -343,7 +377,7 @@ def cli_html(args: argparse.Namespace, say: Callable[[str], None]) -> int:
         if args.session:
             file = find_session(args.session, args.claude_root) if not args.hermes_db else None
             if file is None:
-                return _hermes_html(args, choice, out, say)
+                return _hermes_html(args, choice, out, say, problems)
         else:
             recent = most_recent(args.claude_root)
             if not recent:
@@ -354,7 +388,7 @@ def cli_html(args: argparse.Namespace, say: Callable[[str], None]) -> int:
             # the demo's most recent session is a short one; its largest shows every section
             file = max(recent, key=lambda f: f.path.stat().st_size) if demo else recent[0]
         try:
-            path = write_session_page(file, choice, out, args.claude_root, origin=origin)
+            path = write_session_page(file, choice, out, args.claude_root, origin=origin, problems=problems)
         except OSError as error:
             say(f"could not write the page: {error.strerror or error}")
             return 1

@@ -47,7 +47,8 @@ JSON_PREFIX = "\x00json:"
 # every current and frozen summary prefix starts with one of these (agent/context_compressor.py)
 SUMMARY_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:")
 MERGED_SUMMARY_DELIMITER = "[END OF PRIOR CONTEXT — COMPACTION SUMMARY BELOW]"
-LOCK_RETRIES = 3
+LOCK_RETRIES = 2  # with hermes_db.BUSY_TIMEOUT_MS: about 2 s in all before a locked database is reported
+LOCKED = "is locked by another program"  # the problem's words, which `xshare html` looks for
 NO_CAP = sys.maxsize  # a session without token counts has no bill to cap its context by
 NO_CALLS = "Hermes sessions billed for prompt tokens but with no assistant row (billed as overhead)"
 
@@ -505,7 +506,7 @@ def read_database(
         except sqlite3.OperationalError as error:
             if is_locked(error):
                 if last:
-                    problems[f"Hermes database {path} is locked by another program; skipped"] += 1
+                    problems[f"Hermes database {path} {LOCKED}; skipped"] += 1
                     return []
                 time.sleep(0.2 * (attempt + 1))
             elif attempt > 0:
