@@ -14,22 +14,31 @@ from pathlib import Path
 
 from xshare import __version__
 from xshare import tokens as tokenizers
+from xshare.printable import json_text, printable, printable_lines
 
 
 def _say(message: str) -> None:
-    print(f"xshare: {message}", file=sys.stderr)
+    print(printable_lines(f"xshare: {message}"), file=sys.stderr)
 
 
 def _print_json(value: object) -> None:
-    import json
-
-    print(json.dumps(value, indent=2, ensure_ascii=False))
+    print(json_text(value))
 
 
 def _report_problems(problems: dict) -> None:
     """One line per kind of problem, never one per line of input."""
     for kind, count in sorted(problems.items()):
         _say(f"{kind}: {count:,}")
+
+
+def _refuse_rows_file(args: argparse.Namespace) -> bool:
+    """Before measuring: True (after saying why) when --rows names a file xshare must not write."""
+    from xshare.outputs import refusal
+
+    why = refusal(Path(args.rows), args.claude_root) if args.rows else None
+    if why:
+        _say(f"could not write the rows file {args.rows}: {why}")
+    return why is not None
 
 
 def _window(args: argparse.Namespace):
@@ -78,6 +87,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         window = _window(args)
         if window is None:
             return 2
+    if _refuse_rows_file(args):
+        return 1
     measured, rows, deferred = _measure_in_window(args, window)
     if not rows:
         still = f"; {deferred} still active at its end" if deferred else ""
@@ -108,6 +119,8 @@ def cmd_collect(args: argparse.Namespace) -> int:
     window = _window(args)
     if window is None:
         return 2
+    if _refuse_rows_file(args):
+        return 1
     _, rows, deferred = _measure_in_window(args, window)
     path = Path(args.rows)
     merged, added, replaced = merge_rows(read_rows(path), rows)
@@ -125,7 +138,8 @@ def cmd_collect(args: argparse.Namespace) -> int:
         else "no interactive share yet"
     )
     later = f", {deferred} still active (next run)" if deferred else ""
-    print(f"{datetime.now(timezone.utc):%Y-%m-%d}: {added} sessions added, {replaced} replaced{later}; {to_date}")
+    line = f"{datetime.now(timezone.utc):%Y-%m-%d}: {added} sessions added, {replaced} replaced{later}; {to_date}"
+    print(printable(line))
     return 0
 
 
@@ -229,7 +243,7 @@ def cmd_slash(args: argparse.Namespace) -> int:
     report_args = args.report_args[1:] if args.report_args[:1] == ["--"] else args.report_args
     messages = io.StringIO()
     with contextlib.redirect_stderr(messages):
-        code = main(["report", *report_args])
+        code = _slash_report(report_args)
     said = _messages(messages.getvalue())
     note = _problems_note(said)
     if code == 2:  # no report: the messages are the explanation, not a footnote
@@ -274,13 +288,38 @@ def _add_measure_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-cache", action="store_true", help="read every transcript again")
 
 
+MAX_DAYS = 36_525  # a century: any longer window is --all, and dates before year 1 do not exist
+
+
+def _days(text: str) -> int:
+    """--since-days: a whole number of days a date can reach back to (argparse turns the error into exit 2)."""
+    try:
+        days = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number of days: {text!r}") from None
+    if not 0 <= days <= MAX_DAYS:
+        raise argparse.ArgumentTypeError(f"{days} is not between 0 and {MAX_DAYS:,} days (--all takes every session)")
+    return days
+
+
+def _hours(text: str) -> float:
+    """--lag-hours: a finite number of hours from 0 up to MAX_DAYS' worth (nan and inf are not hours)."""
+    try:
+        hours = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of hours: {text!r}") from None
+    if not 0 <= hours <= MAX_DAYS * 24:  # also false for nan
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and {MAX_DAYS * 24:,} hours")
+    return hours
+
+
 def _add_window_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--since-days", type=int, default=30, metavar="N",
+    parser.add_argument("--since-days", type=_days, default=30, metavar="N",
                         help="sessions started in the last N days (default 30)")
     parser.add_argument("--since", metavar="DATE", help="sessions started on or after DATE (UTC unless offset)")
     parser.add_argument("--until", metavar="DATE", help="sessions started up to DATE (a date means its whole day)")
     parser.add_argument("--all", action="store_true", help="every session, whenever it started")
-    parser.add_argument("--lag-hours", type=float, default=0.0, metavar="H",
+    parser.add_argument("--lag-hours", type=_hours, default=0.0, metavar="H",
                         help="end the window H hours ago; sessions still active then wait for a later run")
 
 
@@ -345,11 +384,40 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _slash_report(report_args: list[str]) -> int:
+    """`xshare report` for /exploration-share: a bad flag is explained in one line on stdout (where the
+    slash command shows it) instead of argparse's exit; 0 then, as the slash command must not fail."""
+    import contextlib
+    import io
+
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(said):
+            args = build_parser().parse_args(["report", *report_args])
+    except SystemExit as stop:
+        if not stop.code:
+            return 0  # --help: argparse printed it
+        lines = said.getvalue().strip().splitlines() or ["not understood"]
+        problem = lines[-1].split("error: ", 1)[-1]
+        print(f"/exploration-share: {problem}. It takes --since-days N, --since DATE, --until DATE, --all, --json.")
+        return 0
+    return args.handler(args)
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    """The arguments; `slash` hands whatever it does not know to `report` (which explains it), so that
+    /exploration-share never fails on a flag."""
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown and args.command != "slash":
+        parser.parse_args(argv)  # argparse's own message and exit 2
+    if unknown:
+        args.report_args = [*unknown, *args.report_args]
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    if getattr(args, "since_days", 0) < 0 or getattr(args, "lag_hours", 0) < 0:
-        _say("--since-days and --lag-hours must not be negative")
-        return 2
+    args = _parse(argv)
     try:
         return args.handler(args)
     except KeyboardInterrupt:

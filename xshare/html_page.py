@@ -18,7 +18,7 @@ from collections import Counter
 from importlib import resources
 
 from xshare import __version__
-from xshare.html import (
+from xshare.html_analysis import (
     CAUSES,
     MIN_REBUILD,
     MIN_REBUILD_SHARE,

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta, timezone
 
 from xshare import METHOD_VERSION, __version__
 from xshare.ledger import CATEGORIES, share
+from xshare.printable import printable, printable_lines
 
 SOURCE_ORDER = ("interactive", "automated", "subagent", "benchmark", "internal")
 # the spec's thresholds on interactive sessions' share of the recorded context, fixed in advance
@@ -237,7 +238,7 @@ class Report:
             "",
         ]
         readings = [
-            f"  {key} ({g['sessions']:,} session{'s' if g['sessions'] != 1 else ''}): {g['reading']}"
+            f"  {printable(key)} ({g['sessions']:,} session{'s' if g['sessions'] != 1 else ''}): {g['reading']}"
             for key, g in groups
             if g["reading"]
         ]
@@ -245,7 +246,7 @@ class Report:
         lines += _unrecorded_lines(self.groups)
         note = f" ({self.tokenizer_note})" if self.tokenizer_note else ""
         lines += ["", f"Tokenizer: {self.tokenizer}{note}", "", *COLUMN_NOTES]
-        return "\n".join(lines) + "\n"
+        return printable_lines("\n".join(lines)) + "\n"  # the labels were made printable one by one above
 
 
 COLUMN_NOTES = (
@@ -263,7 +264,7 @@ def unrecorded_note(agent: str, calls: int, tokens: int, tasks: dict | None = No
     """What the figures include that no transcript or database row shows, and where it comes from."""
     what = f"{calls:,} call{'s' if calls != 1 else ''}" if calls else "calls"
     if agent == "hermes":
-        named = ", ".join(f"{task} {count:,}" for task, count in (tasks or {}).items()) or "unnamed"
+        named = ", ".join(f"{printable(task)} {count:,}" for task, count in (tasks or {}).items()) or "unnamed"
         source = f"Hermes's auxiliary calls ({named}), from its per-model usage table"
     else:
         source = "compactions, from Claude Code's own usage totals"
@@ -280,14 +281,14 @@ def _summed_tasks(rows: list[dict]) -> dict[str, int]:
 
 
 def _unrecorded_lines(groups: dict[str, dict]) -> list[str]:
-    notes = [f"  {key}: includes {_row_unrecorded(group)}"
+    notes = [f"  {printable(key)}: includes {_row_unrecorded(group)}"
              for key, group in groups.items() if group.get("unrecorded_prompt_tokens")]
     return ["", "Billed calls the record does not show (included above, as overhead beside what they carried):",
             "", *notes] if notes else []
 
 
 def _label(key: str) -> str:
-    return key.replace("/", " / ", 1)
+    return printable(key.replace("/", " / ", 1))
 
 
 def _pct(value: float | None) -> str:
@@ -319,9 +320,9 @@ def session_summary(row: dict) -> str:
         for category, tokens in sorted(row["billed_tokens"].items(), key=lambda item: -item[1])
         if tokens
     )
-    model = f", model {row['model']}" if row.get("model") else ""
+    model = f", model {printable(row['model'])}" if row.get("model") else ""
     lines = [
-        f"Session {row['id']} ({row['agent']} / {row['source']}{model})",
+        f"Session {printable(row['id'])} ({printable(row['agent'])} / {printable(row['source'])}{model})",
         when,
         f"API calls: {row['api_calls']:,}   Prompt tokens billed: {row['prompt_tokens_billed']:,}   "
         f"Recorded / billed: {_pct(row['recorded_over_billed'])}",
@@ -332,9 +333,9 @@ def session_summary(row: dict) -> str:
         f"Exploration read for the first time: {row['first_time_tokens']['exploration']:,} tokens "
         f"(results and arguments, counted once)",
         f"Compactions: {row['compactions']}; tool results cleared by the agent: {row['trimmed_messages']}",
-        f"Tokenizer: {row['tokenizer']}",
+        f"Tokenizer: {printable(row['tokenizer'])}",
     ]
-    return "\n".join(lines) + "\n"
+    return printable_lines("\n".join(lines)) + "\n"
 
 
 def _row_unrecorded(row: dict) -> str:

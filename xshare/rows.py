@@ -11,8 +11,9 @@ from xshare.store import atomic_write, dumps, loads
 
 
 def write_rows(path: Path, rows: list[dict]) -> None:
-    """One JSON line per session, replacing the file (atomically: a reader never sees half of it)."""
-    atomic_write(path, b"".join(dumps(row) + b"\n" for row in rows))
+    """One JSON line per session, replacing the file (atomically: a reader never sees half of it); its
+    folder must exist, as for any path the user names."""
+    atomic_write(path, b"".join(dumps(row) + b"\n" for row in rows), make_folders=False)
 
 
 def read_rows(path: Path) -> list[dict]:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,20 +38,60 @@ except ImportError:  # the plugin runs with nothing but python3
     loads = json.loads
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write via a temporary file in the same folder and rename, so readers never see half a file."""
+def atomic_write(path: Path, data: bytes, make_folders: bool = True) -> None:
+    """Write via a temporary file in the same folder and rename, so readers never see half a file.
+
+    Only a regular file is ever replaced: a device, FIFO, socket or folder at the path is refused (an
+    OSError), never swapped for a file. A symlink is written through to the regular file it names, which
+    keeps the link (a dangling one is refused). The file keeps its mode (and, where allowed, its owner); a
+    new one is private (0600). `make_folders=False` (a path the user gave) refuses a missing folder."""
     import tempfile
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    target = _regular_target(path)
+    if make_folders:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    elif not target.parent.is_dir():
+        raise FileNotFoundError(errno.ENOENT, "its folder does not exist", str(target.parent))
+    existing = _regular_stat(target)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        os.replace(tmp, path)
+        if existing is not None:
+            _keep_mode(tmp, existing)
+        os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _regular_target(path: Path) -> Path:
+    """The path itself, or for a symlink the file it names (which must be a regular file)."""
+    if not os.path.islink(path):
+        return Path(path)
+    target = Path(os.path.realpath(path))
+    if not target.is_file():
+        raise OSError(errno.EINVAL, "a symlink to something that is not a regular file", str(path))
+    return target
+
+
+def _regular_stat(path: Path) -> os.stat_result | None:
+    """What is at the path now: None for nothing; anything but a regular file is refused."""
+    try:
+        found = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(found.st_mode):
+        raise OSError(errno.EEXIST, "not a regular file (a folder, device, FIFO or socket); left alone", str(path))
+    return found
+
+
+def _keep_mode(tmp: str, before: os.stat_result) -> None:
+    os.chmod(tmp, stat.S_IMODE(before.st_mode))
+    if hasattr(os, "chown") and (before.st_uid, before.st_gid) != (os.getuid(), os.getgid()):
+        with contextlib.suppress(OSError):  # only root may give a file away; others keep it as their own
+            os.chown(tmp, before.st_uid, before.st_gid)
 
 
 def read_json(path: Path) -> object | None:

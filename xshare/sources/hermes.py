@@ -33,6 +33,7 @@ from pathlib import Path
 
 from xshare.classify import classify_tool
 from xshare.ledger import SPREAD, Ledger, session_row
+from xshare.printable import safe_label
 from xshare.sources.hermes_db import Unreadable, is_locked, open_database
 from xshare.sources.hermes_usage import add_unrecorded, read_auxiliary
 from xshare.store import dumps, loads
@@ -46,7 +47,8 @@ JSON_PREFIX = "\x00json:"
 # every current and frozen summary prefix starts with one of these (agent/context_compressor.py)
 SUMMARY_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:")
 MERGED_SUMMARY_DELIMITER = "[END OF PRIOR CONTEXT — COMPACTION SUMMARY BELOW]"
-LOCK_RETRIES = 3
+LOCK_RETRIES = 2  # with hermes_db.BUSY_TIMEOUT_MS: about 2 s in all before a locked database is reported
+LOCKED = "is locked by another program"  # the problem's words, which `xshare html` looks for
 NO_CAP = sys.maxsize  # a session without token counts has no bill to cap its context by
 NO_CALLS = "Hermes sessions billed for prompt tokens but with no assistant row (billed as overhead)"
 
@@ -176,7 +178,8 @@ def iso(timestamp: object) -> str | None:
 
 
 def source_label(source: object, model_config: object) -> str:
-    """The spec's group, or the stored value itself when the spec names no group for it."""
+    """The spec's group, or the stored value itself when the spec names no group for it and it is a
+    plain word (printable.safe_label: a path or escape sequences become `other`)."""
     label = source if isinstance(source, str) and source else "unknown"
     config = _parse(model_config)
     if label == SUBAGENT or (isinstance(config, dict) and config.get("_delegate_from") is not None):
@@ -187,7 +190,7 @@ def source_label(source: object, model_config: object) -> str:
         return "automated"
     if label == BENCHMARK:
         return "benchmark"
-    return label
+    return safe_label(label)
 
 
 def _number(value: object) -> int:
@@ -503,7 +506,7 @@ def read_database(
         except sqlite3.OperationalError as error:
             if is_locked(error):
                 if last:
-                    problems[f"Hermes database {path} is locked by another program; skipped"] += 1
+                    problems[f"Hermes database {path} {LOCKED}; skipped"] += 1
                     return []
                 time.sleep(0.2 * (attempt + 1))
             elif attempt > 0:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
-BUSY_TIMEOUT_MS = 3000
+BUSY_TIMEOUT_MS = 400  # Hermes's writes take milliseconds; a lock held longer is reported, not waited out
 
 
 class Unreadable(Exception):

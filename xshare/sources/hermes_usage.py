@@ -15,6 +15,7 @@ from __future__ import annotations
 import sqlite3
 
 from xshare.ledger import OVERHEAD, share
+from xshare.printable import safe_label
 
 TABLE = "session_model_usage"
 _PROMPT_COLUMNS = ("input_tokens", "cache_read_tokens", "cache_write_tokens")
@@ -37,7 +38,8 @@ def read_auxiliary(connection: sqlite3.Connection) -> dict[str, dict[str, dict[s
     found: dict[str, dict[str, dict[str, int]]] = {}
     query = f"SELECT session_id, task, {select} FROM {TABLE} WHERE task IS NOT NULL AND task != ''"
     for session_id, task, *values in connection.execute(query):
-        counts = found.setdefault(str(session_id), {}).setdefault(str(task), dict.fromkeys(wanted, 0))
+        # a task name is printed and published as a label: one that is not a plain word is `other`
+        counts = found.setdefault(str(session_id), {}).setdefault(safe_label(str(task)), dict.fromkeys(wanted, 0))
         for name, value in zip(wanted, values, strict=True):
             counts[name] += _number(value)
     return found
