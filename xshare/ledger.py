@@ -13,11 +13,14 @@ from __future__ import annotations
 from collections import deque
 
 TOOL_CATEGORIES = ("exploration", "edit", "shell", "web", "other")
+# reread: file contents the agent re-sends on its own in a read's form (Claude Code, after a compaction),
+# counted as sent; beside exploration, never inside its headline share (README, "Refinements")
+REREAD = "reread"
 # conversation: prompts, replies, compaction summaries; injected: hook output, CLAUDE.md, memory,
 # system reminders; neuralmind: the NeuralMind block (reported like exploration: what it costs)
 CONTEXT_CATEGORIES = ("conversation", "injected", "neuralmind")
 OVERHEAD = "overhead"
-CATEGORIES = TOOL_CATEGORIES + CONTEXT_CATEGORIES + (OVERHEAD,)
+CATEGORIES = TOOL_CATEGORIES + (REREAD,) + CONTEXT_CATEGORIES + (OVERHEAD,)
 USAGE_FIELDS = ("input", "cache_read", "cache_write_5m", "cache_write_1h", "output")
 
 FIRST_CALL = "first_call"  # Claude Code: a thread's overhead is fixed at its first call
@@ -266,7 +269,7 @@ def session_row(
 
     billed = ledger.billed_tokens()
     context = sum(billed.values())
-    exploration = billed["exploration"]
+    exploration, reread = billed["exploration"], billed[REREAD]
     models = sorted(ledger.models, key=lambda name: (-ledger.models[name], name))
     return {
         "id": session_id,
@@ -282,6 +285,8 @@ def session_row(
         "context_tokens": context,
         "exploration_share_of_context": share(exploration, context),
         "exploration_share_of_prompt": share(exploration, ledger.prompt_billed),
+        "reread_share_of_context": share(reread, context),
+        "reread_share_of_prompt": share(reread, ledger.prompt_billed),
         "recorded_over_billed": share(context, ledger.prompt_billed),
         "billed_tokens": billed,
         "first_time_tokens": dict(ledger.first_time),

@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from xshare.classify import classify_tool, command_of
-from xshare.ledger import USAGE_FIELDS, Ledger, session_row
+from xshare.ledger import REREAD, USAGE_FIELDS, Ledger, session_row
 from xshare.sources.claude_costs import cost_totals
+from xshare.sources.claude_reread import reread_texts
 from xshare.store import dumps, loads
 
 AGENT = "claude-code"
@@ -440,11 +441,16 @@ class ClaudeTranscript:
         attachment = row.get("attachment")
         if not isinstance(attachment, dict):
             return
+        uuid = row.get("uuid") if isinstance(row.get("uuid"), str) else None
+        reread = reread_texts(attachment, row.get("version"))
+        if reread:  # a file Claude Code re-sends as a Read's call and result, counted in that form
+            for text in reread:
+                self._add(REREAD, text, thread, uuid)
+            return
         fields = ("content", "addedBlocks", "addedLines", "planContent", "snippet", "prompt")
         text = "\n".join(part for field in fields for part in _texts(attachment.get(field)))
         category = "neuralmind" if NEURALMIND_MARKER in text else "injected"
-        uuid = row.get("uuid")
-        self._add(category, text, thread, uuid if isinstance(uuid, str) else None)
+        self._add(category, text, thread, uuid)
 
     def _system(self, row: dict, thread: str) -> None:
         if row.get("subtype") != "microcompact_boundary":
