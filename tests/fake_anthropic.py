@@ -1,8 +1,8 @@
 """A fake Anthropic Messages API for driving the real Claude Code offline, and the usage it billed.
 
-Claude Code (with its non-essential traffic switched off) only ever sends `POST /v1/messages?beta=true`,
-streamed. The reply is chosen from the last *user* message (the very last message may be a "system"
-one carrying the environment):
+Claude Code (with its non-essential traffic switched off) sends `POST /v1/messages?beta=true`, streamed,
+and `POST /v1/messages/count_tokens?beta=true` about large files (answered with the count, not billed).
+The reply is chosen from the last *user* message (the very last message may be a "system" one carrying the environment):
   - every line `XREAD <path>`, `XBASH <command>` or `XAGENT <prompt>` becomes a Read, Bash or Agent tool
     call (several lines: several calls in one reply, i.e. one tool batch);
   - a compaction request (it asks for a summary, text only) gets a `<summary>` text, as the real model
@@ -132,6 +132,9 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw)
         except ValueError:
             body = {}
+        if self.path.split("?")[0].endswith("/count_tokens"):
+            self._count_tokens(body)
+            return
         billed = self.server.fake.bill(self.path, self.headers.get("user-agent", ""), body)
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
@@ -142,6 +145,19 @@ class _Handler(BaseHTTPRequestHandler):
         for kind, data in events(billed, body.get("model", "claude-fake"), plan(body)):
             self.wfile.write(f"event: {kind}\ndata: {json.dumps(data)}\n\n".encode())
         self.wfile.flush()
+        self.close_connection = True
+
+    def _count_tokens(self, body: dict) -> None:
+        """The free token-counting endpoint (Claude Code asks it about large files): answered, not billed."""
+        tokens = self.server.fake.wire.count(body).total
+        self.server.fake.token_counts.append(tokens)
+        reply = json.dumps({"input_tokens": tokens}).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(reply)))
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.wfile.write(reply)
         self.close_connection = True
 
 
@@ -183,6 +199,7 @@ class FakeAnthropic:
 
     def __init__(self, lifetime: float = 600.0) -> None:
         self.requests: list[Billed] = []
+        self.token_counts: list[int] = []  # count_tokens requests: not billed, not in `requests`
         self._lock = threading.Lock()
         self._last_blocks: dict[bool, list[Block]] = {False: [], True: []}  # per lane: main session, subagent
         self.wire = Wire()

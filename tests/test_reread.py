@@ -109,3 +109,53 @@ def test_the_html_summary_shows_re_sent_reads_as_their_own_category(tmp_path: Pa
     assert 'class="c-reread"' in html and "Re-sent reads" in html
     assert f'<data id="billed-reread" value="{row["billed_tokens"]["reread"]}">' in html
     assert f'<data id="row-reread_share_of_context" value="{row["reread_share_of_context"]!r}">' in html
+
+
+def test_an_attachment_counts_as_rendered_when_the_row_says_what_was_sent(tmp_path: Path):
+    session = NewSession(Provider())
+    session.user("hello")
+    sent = "<system-reminder>\nThe environment: Linux, bash, /home/dev/app.\n</system-reminder>"
+    row = session._envelope("attachment", {"attachment": {"type": "environment", "snapshot": "{}"},
+                                           "rendered": [{"content": sent}], "renderedRole": "system"})
+    session.rows.append(row)
+    reread = session._envelope("attachment", {"attachment": file_attachment(),
+                                              "rendered": [{"content": "as sent, verbatim"}]})
+    session.rows.append(reread)
+    session.call("Hi.")
+    transcript = ClaudeTranscript(describe(session.write(tmp_path / "s.jsonl")), chars, "chars/4")
+    transcript.catch_up()
+    first = transcript.row()["first_time_tokens"]
+    assert first["injected"] == chars(sent)  # the payload alone would have counted nothing
+    assert first["reread"] == chars("as sent, verbatim")
+
+
+def test_messages_a_compaction_preserves_stay_present_after_it(tmp_path: Path):
+    """2.1.3xx auto-compaction keeps the running turn (compactMetadata.preservedMessages) and re-sends it
+    after the summary; the rest goes."""
+    session = NewSession(Provider())
+    session.user("an early prompt that the summary replaces " * 5)
+    session.call("An early reply.")
+    session.user("read the helper")
+    prompt_uuid = session.rows[-1]["uuid"]
+    tool = session.call("", ("Read", {"file_path": "/home/dev/app/retry.py"}))
+    session.result(tool, SOURCE)
+    result_uuid = session.rows[-1]["uuid"]
+    session.compact("<summary>Earlier work.</summary>")
+    boundary = next(row for row in reversed(session.rows) if row.get("subtype") == "compact_boundary")
+    boundary["compactMetadata"]["preservedMessages"] = {"uuids": [prompt_uuid, result_uuid]}
+    session.context += chars("read the helper") + chars(SOURCE)  # what the provider bills: they were re-sent
+    session.call("Done.")
+    path = session.write(tmp_path / "s.jsonl")
+    transcript = ClaudeTranscript(describe(path), chars, "chars/4", detail=True)
+    transcript.catch_up()
+    last = transcript.ledger.call_log[-1]["present"]
+    assert last["exploration"] == chars(SOURCE)  # the preserved result (its Read call was not kept)
+    summary = next(row for row in session.rows if row.get("isCompactSummary"))["message"]["content"]
+    assert last["conversation"] == chars("read the helper") + chars(summary)
+    # fed line by line through saved state, the same
+    pieces = ClaudeTranscript(describe(path), chars, "chars/4")
+    for line in path.read_bytes().splitlines(keepends=True):
+        pieces.feed(line)
+        pieces = ClaudeTranscript.from_state(pieces.to_state(), describe(path), chars, "chars/4")
+    pieces.finish()
+    assert pieces.row()["billed_tokens"] == transcript.row()["billed_tokens"]

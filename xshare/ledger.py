@@ -156,12 +156,13 @@ class Ledger:
         for name, value in usage_delta.items():
             self.usage[name] += value
 
-    def compact(self, thread: str = "main") -> None:
-        """A compaction: every compactable message of the thread stops being present."""
+    def compact(self, thread: str = "main", keep: frozenset[str] = frozenset()) -> None:
+        """A compaction: every compactable message of the thread stops being present, except those whose
+        key the compaction kept (Claude Code's preserved messages, re-sent after the summary)."""
         state = self._thread(thread)
         kept: deque[list] = deque()
         for entry in state.present:
-            if entry[_COMPACTABLE]:
+            if entry[_COMPACTABLE] and entry[_KEY] not in keep:
                 self._remove(state, entry)
             else:
                 kept.append(entry)

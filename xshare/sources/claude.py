@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from xshare.classify import classify_tool, command_of
-from xshare.ledger import REREAD, USAGE_FIELDS, Ledger, session_row
+from xshare.ledger import USAGE_FIELDS, Ledger, session_row
 from xshare.sources.claude_costs import cost_totals
-from xshare.sources.claude_reread import reread_texts
+from xshare.sources.claude_reread import sent_texts
 from xshare.store import dumps, loads
 
 AGENT = "claude-code"
@@ -212,6 +212,9 @@ class ClaudeTranscript:
         self.forked = False  # holds calls copied from another session (--fork-session)
         self._pending = b""
         self._labels: dict[str, str] = {}
+        self._row_uuid: str | None = None  # the user/assistant row being read: its texts' ledger key
+        self.result_rows: dict[str, list[str]] = {}  # row uuid -> the tool ids of the results it holds
+        self.preserved: list[str] = []  # the rows the last compact boundary kept, until its summary
 
     # --- bytes -> lines -----------------------------------------------------------------------
 
@@ -331,6 +334,7 @@ class ClaudeTranscript:
         return "side"
 
     def _assistant(self, row: dict, thread: str) -> None:
+        self._row_uuid = row.get("uuid") if isinstance(row.get("uuid"), str) else None
         message = row.get("message")
         if not isinstance(message, dict) or message.get("model") == "<synthetic>" or row.get("isApiErrorMessage"):
             return  # generated locally, never billed
@@ -393,11 +397,14 @@ class ClaudeTranscript:
         self._add(category, f"{name} {dumps(tool_input).decode()}", thread)
 
     def _user(self, row: dict, thread: str) -> None:
+        self._row_uuid = row.get("uuid") if isinstance(row.get("uuid"), str) else None
         message = row.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         if row.get("isCompactSummary"):
             self._snapshot(thread)
-            self.ledger.compact(thread)
+            keep = {key for uuid in self.preserved for key in [uuid, *self.result_rows.get(uuid, ())]}
+            self.preserved = []
+            self.ledger.compact(thread, frozenset(keep))
             if thread in self.last_call:  # the next call carries the overhead and what comes from here on
                 self.last_call[thread] = [self.ledger.present(thread)[1], 0]
             self._add("conversation", _result_text(content), thread)
@@ -430,6 +437,8 @@ class ClaudeTranscript:
     def _tool_result(self, block: dict, thread: str) -> None:
         tool_id = block.get("tool_use_id") if isinstance(block.get("tool_use_id"), str) else None
         category = self.tool_categories.get(tool_id, "other")
+        if tool_id and self._row_uuid:
+            self.result_rows.setdefault(self._row_uuid, []).append(tool_id)
         text = _result_text(block.get("content"))
         cut = _trailing_reminders(text)
         if cut < len(text):
@@ -442,10 +451,12 @@ class ClaudeTranscript:
         if not isinstance(attachment, dict):
             return
         uuid = row.get("uuid") if isinstance(row.get("uuid"), str) else None
-        reread = reread_texts(attachment, row.get("version"))
-        if reread:  # a file Claude Code re-sends as a Read's call and result, counted in that form
-            for text in reread:
-                self._add(REREAD, text, thread, uuid)
+        sent = sent_texts(row)  # as sent; a re-sent file is a Read's call and result (claude_reread)
+        if sent is not None:
+            category, texts = sent
+            for text in texts:
+                neuralmind = category == "injected" and NEURALMIND_MARKER in text
+                self._add("neuralmind" if neuralmind else category, text, thread, uuid)
             return
         fields = ("content", "addedBlocks", "addedLines", "planContent", "snippet", "prompt")
         text = "\n".join(part for field in fields for part in _texts(attachment.get(field)))
@@ -453,6 +464,12 @@ class ClaudeTranscript:
         self._add(category, text, thread, uuid)
 
     def _system(self, row: dict, thread: str) -> None:
+        if row.get("subtype") == "compact_boundary":
+            # 2.1.3xx keeps the running turn's messages across a compaction and re-sends them after the summary
+            meta = row.get("compactMetadata")
+            kept = meta.get("preservedMessages") if isinstance(meta, dict) else None
+            self.preserved = _texts(kept.get("uuids")) if isinstance(kept, dict) else []
+            return
         if row.get("subtype") != "microcompact_boundary":
             return
         meta = row.get("microcompactMetadata")
@@ -479,6 +496,7 @@ class ClaudeTranscript:
     def _add(self, category: str, text: object, thread: str, key: str | None = None, label=None) -> None:
         if isinstance(text, str) and text:
             tokens = self.count(text)
+            key = key if key is not None else self._row_uuid
             self.ledger.add(category, tokens, key=key, thread=thread, label=label)
             if thread in self.last_call:
                 self.last_call[thread][1] += tokens
@@ -519,6 +537,8 @@ class ClaudeTranscript:
             "snapshots": self.snapshots,
             "last_call": self.last_call,
             "forked": self.forked,
+            "result_rows": self.result_rows,
+            "preserved": self.preserved,
         }
 
     @classmethod
@@ -535,4 +555,6 @@ class ClaudeTranscript:
         transcript.snapshots = [dict(snapshot) for snapshot in state["snapshots"]]
         transcript.last_call = {thread: list(pair) for thread, pair in state["last_call"].items()}
         transcript.forked = state["forked"]
+        transcript.result_rows = {uuid: list(ids) for uuid, ids in state.get("result_rows", {}).items()}
+        transcript.preserved = list(state.get("preserved", []))
         return transcript

@@ -1,4 +1,9 @@
-"""Claude Code's re-sent reads: the `file` attachments it writes after a compaction, in the form it sends them.
+"""Claude Code's attachments in the form it sent them, and its re-sent reads (the `file` attachments).
+
+2.1.3xx writes beside most attachment rows the text it sent for them: `rendered`, a list of
+`{"content": text}` (with `renderedRole`). Counted as they are, attachments take exactly their share of
+the context (otherwise a few chosen fields of the payload stand for them). Rows without it (older
+versions; `session_context`, `prompt_snapshot`) fall back to the payload.
 
 After `/compact` (or an automatic compaction) Claude Code re-sends the files read recently. The transcript
 holds each as an `attachment` row of type `file` whose `content.file` has the raw text (`content`,
@@ -16,6 +21,9 @@ from __future__ import annotations
 
 import json
 
+from xshare.ledger import REREAD
+
+INJECTED = "injected"
 _TAB_NUMBERS_FROM = (2, 1, 86)  # "compact line-number format"
 _CALLED = "<system-reminder>\nCalled the Read tool with the following input: {}\n</system-reminder>"
 _RESULT = "<system-reminder>\nResult of calling the Read tool:\n{}\n</system-reminder>"
@@ -51,3 +59,25 @@ def reread_texts(attachment: dict, version: object = None) -> list[str]:
     start = file.get("startLine") if isinstance(file.get("startLine"), int) and file["startLine"] > 0 else 1
     called = json.dumps({"file_path": path}, separators=(",", ":"), ensure_ascii=False)
     return [_CALLED.format(called), _RESULT.format(_numbered(file["content"], start, _version(version)))]
+
+
+def _rendered(row: dict) -> list[str] | None:
+    rendered = row.get("rendered")
+    if not isinstance(rendered, list):
+        return None
+    texts = [item.get("content") for item in rendered if isinstance(item, dict)]
+    return [text for text in texts if isinstance(text, str) and text]
+
+
+def sent_texts(row: dict) -> tuple[str, list[str]] | None:
+    """(category, texts) of an attachment row as it was sent: its `rendered` texts, else a text file
+    rebuilt in its Read form; None when neither is known (the caller reads the payload)."""
+    attachment = row.get("attachment")
+    if not isinstance(attachment, dict):
+        return None
+    rebuilt = reread_texts(attachment, row.get("version"))
+    category = REREAD if rebuilt else INJECTED
+    rendered = _rendered(row)
+    if rendered is not None:
+        return category, rendered
+    return (category, rebuilt) if rebuilt else None
