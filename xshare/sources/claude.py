@@ -403,6 +403,8 @@ class ClaudeTranscript:
         if row.get("isCompactSummary"):
             self._snapshot(thread)
             keep = {key for uuid in self.preserved for key in [uuid, *self.result_rows.get(uuid, ())]}
+            # only what this compaction kept can be kept again: the map stays as small as the context
+            self.result_rows = {uuid: self.result_rows[uuid] for uuid in self.preserved if uuid in self.result_rows}
             self.preserved = []
             self.ledger.compact(thread, frozenset(keep))
             if thread in self.last_call:  # the next call carries the overhead and what comes from here on
