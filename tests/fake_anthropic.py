@@ -1,16 +1,19 @@
 """A fake Anthropic Messages API for driving the real Claude Code offline, and the usage it billed.
 
-Claude Code (with its non-essential traffic switched off) only ever sends `POST /v1/messages?beta=true`,
-streamed. The reply is chosen from the last *user* message (the very last message may be a "system"
-one carrying the environment):
+Claude Code (with its non-essential traffic switched off) sends `POST /v1/messages?beta=true`, streamed,
+and `POST /v1/messages/count_tokens?beta=true` about large files (answered with the count, not billed).
+The reply is chosen from the last *user* message (the very last message may be a "system" one carrying the environment):
   - every line `XREAD <path>`, `XBASH <command>` or `XAGENT <prompt>` becomes a Read, Bash or Agent tool
     call (several lines: several calls in one reply, i.e. one tool batch);
   - a compaction request (it asks for a summary, text only) gets a `<summary>` text, as the real model
     would write, else Claude Code retries the compaction;
   - a tool result or anything else gets a short text.
-Usage is deterministic: the prompt is the request body's size / 4 tokens, of which the part the same
-lane (main session or subagent) sent last time is a cache read, so every figure can be checked against
-`FakeAnthropic.requests`. Each reply carries a `request-id` header, which Claude Code records as the
+More lines: `XGREP <pattern>`, `XGLOB <pattern>` (offered only with `--tools`), `XEDIT <path>|<old>|<new>`,
+`XWRITE <path>|<text>`, `XMCP <tool> <json arguments>` (an MCP tool, named as Claude Code offers it), and
+`XTHINK` (the reply opens with a thinking block). The bill is what tests/wire.py counts the request to be
+with o200k_base (cache read: the blocks the same lane, main session or subagent, sent last time), so every
+figure can be checked against `FakeAnthropic.requests`, each carrying its tokens by wire category.
+Each reply carries a `request-id` header, which Claude Code records as the
 row's `requestId`. The server is bounded: it shuts itself down after `lifetime` seconds.
 """
 
@@ -20,6 +23,8 @@ import json
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from wire import Block, Wire, usage_of
 
 COMPACTION_OPENING = "CRITICAL: Respond with TEXT ONLY"
 SUMMARY_TEXT = "<summary>The user asked to read two small files and to run cat; both were read.</summary>"
@@ -39,6 +44,8 @@ class Billed:
     usage: dict
     last_user_text: str
     body_text: str = field(repr=False)
+    wire: dict = field(default_factory=dict)  # tokens by wire category (tests/wire.py)
+    commands: list = field(default_factory=list)  # (Bash command, wire category)
 
     @property
     def prompt_tokens(self) -> int:
@@ -67,32 +74,42 @@ def is_subagent(body: dict) -> bool:
     return SUBAGENT_MARK in json.dumps(body.get("system", ""))
 
 
+def _call(line: str) -> tuple | None:
+    """The tool call one prompt line asks for, or None."""
+    word, _, rest = line.partition(" ")
+    if word == "XREAD":
+        return ("tool", "Read", {"file_path": rest})
+    if word == "XBASH":
+        return ("tool", "Bash", {"command": rest, "description": "run it"})
+    if word == "XAGENT":
+        return ("tool", "Agent", {"description": "look", "prompt": rest, "subagent_type": "general-purpose"})
+    if word == "XGREP":
+        return ("tool", "Grep", {"pattern": rest, "output_mode": "content"})
+    if word == "XGLOB":
+        return ("tool", "Glob", {"pattern": rest})
+    if word == "XEDIT":
+        path, old, new = rest.split("|", 2)
+        return ("tool", "Edit", {"file_path": path, "old_string": old, "new_string": new})
+    if word == "XWRITE":
+        path, text = rest.split("|", 1)
+        return ("tool", "Write", {"file_path": path, "content": text})
+    if word == "XMCP":
+        name, _, arguments = rest.partition(" ")
+        return ("tool", name, json.loads(arguments or "{}"))
+    return None
+
+
 def plan(body: dict) -> list[tuple]:
-    """The reply's content blocks: ("text", str) or ("tool", name, input)."""
+    """The reply's content blocks: ("text", str), ("thinking", str) or ("tool", name, input)."""
     text, has_result = last_user_message(body)
     if is_compaction(body, text):
         return [("text", SUMMARY_TEXT)]
     if has_result:
         return [("text", "Done.")]
-    calls = []
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("XREAD "):
-            calls.append(("tool", "Read", {"file_path": line[6:]}))
-        elif line.startswith("XBASH "):
-            calls.append(("tool", "Bash", {"command": line[6:], "description": "run it"}))
-        elif line.startswith("XAGENT "):
-            calls.append(("tool", "Agent", {"description": "look", "prompt": line[7:],
-                                            "subagent_type": "general-purpose"}))
-    return calls or [("text", "OK.")]
-
-
-def usage_for(size: int, previous: int) -> dict:
-    """Deterministic usage: size/4 prompt tokens; what this lane sent before is read from the cache."""
-    prompt = max(size // 4, 8)
-    read = previous if 0 < previous < prompt else 0
-    return {"input_tokens": 3, "cache_creation_input_tokens": prompt - 3 - read, "cache_read_input_tokens": read,
-            "output_tokens": 7}
+    lines = [line.strip() for line in text.splitlines()]
+    calls = [call for call in map(_call, lines) if call]
+    thinking = [("thinking", "Let me look at what was asked, then act.")] if "XTHINK" in lines else []
+    return thinking + (calls or [("text", "OK.")])
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -115,7 +132,10 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw)
         except ValueError:
             body = {}
-        billed = self.server.fake.bill(self.path, self.headers.get("user-agent", ""), body, len(raw))
+        if self.path.split("?")[0].endswith("/count_tokens"):
+            self._count_tokens(body)
+            return
+        billed = self.server.fake.bill(self.path, self.headers.get("user-agent", ""), body)
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("request-id", billed.request_id)
@@ -125,6 +145,19 @@ class _Handler(BaseHTTPRequestHandler):
         for kind, data in events(billed, body.get("model", "claude-fake"), plan(body)):
             self.wfile.write(f"event: {kind}\ndata: {json.dumps(data)}\n\n".encode())
         self.wfile.flush()
+        self.close_connection = True
+
+    def _count_tokens(self, body: dict) -> None:
+        """The free token-counting endpoint (Claude Code asks it about large files): answered, not billed."""
+        tokens = self.server.fake.wire.count(body).total
+        self.server.fake.token_counts.append(tokens)
+        reply = json.dumps({"input_tokens": tokens}).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(reply)))
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.wfile.write(reply)
         self.close_connection = True
 
 
@@ -137,14 +170,19 @@ def events(billed: Billed, model: str, blocks: list[tuple]) -> list[tuple[str, d
     for index, block in enumerate(blocks):
         if block[0] == "text":
             start = {"type": "text", "text": ""}
-            delta = {"type": "text_delta", "text": block[1]}
+            deltas = [{"type": "text_delta", "text": block[1]}]
+        elif block[0] == "thinking":
+            start = {"type": "thinking", "thinking": "", "signature": ""}
+            deltas = [{"type": "thinking_delta", "thinking": block[1]},
+                      {"type": "signature_delta", "signature": f"fake-signature-{billed.number}"}]
         else:
             stop = "tool_use"
             start = {"type": "tool_use", "id": f"toolu_fake_{billed.number:04d}_{index}", "name": block[1], "input": {}}
-            delta = {"type": "input_json_delta", "partial_json": json.dumps(block[2])}
-        out += [("content_block_start", {"type": "content_block_start", "index": index, "content_block": start}),
-                ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}),
-                ("content_block_stop", {"type": "content_block_stop", "index": index})]
+            deltas = [{"type": "input_json_delta", "partial_json": json.dumps(block[2])}]
+        out.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": start}))
+        out += [("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
+                for delta in deltas]
+        out.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
     out += [("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
                                "usage": {"output_tokens": billed.usage["output_tokens"]}}),
             ("message_stop", {"type": "message_stop"})]
@@ -161,8 +199,10 @@ class FakeAnthropic:
 
     def __init__(self, lifetime: float = 600.0) -> None:
         self.requests: list[Billed] = []
+        self.token_counts: list[int] = []  # count_tokens requests: not billed, not in `requests`
         self._lock = threading.Lock()
-        self._last_prompt = {False: 0, True: 0}  # per lane: main session, subagent
+        self._last_blocks: dict[bool, list[Block]] = {False: [], True: []}  # per lane: main session, subagent
+        self.wire = Wire()
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.fake = self
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
@@ -189,15 +229,17 @@ class FakeAnthropic:
     def __exit__(self, *exc) -> None:
         self.stop()
 
-    def bill(self, path: str, user_agent: str, body: dict, size: int) -> Billed:
+    def bill(self, path: str, user_agent: str, body: dict) -> Billed:
         text, _ = last_user_message(body)
         subagent = is_subagent(body)
+        counted = self.wire.count(body)
         with self._lock:
             number = len(self.requests) + 1
-            usage = usage_for(size, self._last_prompt[subagent])
+            usage = usage_of(counted, self._last_blocks[subagent])
             billed = Billed(number, f"req_fake_{number:04d}", path, user_agent, subagent,
-                            is_compaction(body, text), usage, text, json.dumps(body))
-            self._last_prompt[subagent] = billed.prompt_tokens
+                            is_compaction(body, text), usage, text, json.dumps(body), counted.tokens,
+                            counted.commands)
+            self._last_blocks[subagent] = counted.blocks
             self.requests.append(billed)
         return billed
 

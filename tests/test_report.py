@@ -103,7 +103,8 @@ def test_a_group_with_no_context_reads_unknown_not_zero():
     assert group["median_session_share"] is None
     text = Report(groups, Window.build(NOW), "chars/4", "", {"Claude Code": "read"}).to_text()
     row = text.split("Median session")[1].splitlines()[2].split()
-    assert row[-3:] == ["unknown", "0.0%", "unknown"]  # no context: unknown; 0 of a known bill: 0%
+    # no context: unknown; 0 of a known bill: 0%; re-sent reads of no context: unknown
+    assert row[-4:] == ["unknown", "0.0%", "unknown", "unknown"]
 
 
 def test_text_layout_is_the_user_guides():
@@ -116,10 +117,11 @@ def test_text_layout_is_the_user_guides():
     )
     assert "Sessions: 12" in lines
     header = next(line for line in lines if line.startswith("Agent / source") and "Sessions" in line)
-    expected = "Agent / source Sessions API calls Exploration of context of billed prompt Median session"
+    expected = ("Agent / source Sessions API calls Exploration of context of billed prompt Median session "
+                "Re-sent reads")
     assert header.split() == expected.split()
     row = lines[lines.index(header) + 2]
-    assert row.split() == ["claude-code", "/", "interactive", "12", "120", "35.0%", "21.9%", "35.0%"]
+    assert row.split() == ["claude-code", "/", "interactive", "12", "120", "35.0%", "21.9%", "35.0%", "0.0%"]
     second = next(line for line in lines if "Prompt tokens billed" in line)
     assert second.split()[3:] == "Prompt tokens billed Recorded / billed NeuralMind block Edits Other shell".split()
     assert "  claude-code/interactive (12 sessions): 30% or more: a material part of the bill" in lines
@@ -137,3 +139,17 @@ def test_json_has_what_scripts_read():
         assert key in group
     assert data["tokenizer"] == "chars/4" and data["window"]["since"].startswith("2026-10-30")
     assert "sess-7f3a91" not in json.dumps(data) + report.to_text()  # aggregates only
+
+
+def test_re_sent_reads_stand_beside_exploration_never_inside_it():
+    row = make_row("a", 30, 100, 125)
+    row["billed_tokens"]["reread"] = 20
+    row["billed_tokens"]["conversation"] -= 20
+    group = summarize([row])["claude-code/interactive"]
+    assert group["exploration_share_of_context"] == pytest.approx(0.30)  # the headline leaves them out
+    assert group["reread_share_of_context"] == pytest.approx(0.20)
+    assert group["reread_share_of_prompt"] == pytest.approx(0.16)
+    text = Report(summarize([row]), Window.build(NOW), "o200k_base", "", {"Claude Code": "read"}).to_text()
+    header = next(line for line in text.splitlines() if line.startswith("Agent / source") and "Sessions" in line)
+    shown = text.splitlines()[text.splitlines().index(header) + 2].split()
+    assert shown[-4:] == ["30.0%", "24.0%", "30.0%", "20.0%"]

@@ -20,7 +20,7 @@ One function serves the report, `xshare session` and the live hook, so all three
 
 from __future__ import annotations
 
-from xshare.ledger import CATEGORIES, OVERHEAD, USAGE_FIELDS, share
+from xshare.ledger import CATEGORIES, OVERHEAD, REREAD, USAGE_FIELDS, share
 
 
 def _size(snapshot: dict) -> int:
@@ -90,6 +90,8 @@ def complete_with_unrecorded(main_row: dict, family_rows: list[dict]) -> dict:
     exploration, context = row["billed_tokens"]["exploration"], row["context_tokens"]
     row["exploration_share_of_context"] = share(exploration, context)
     row["exploration_share_of_prompt"] = share(exploration, row["prompt_tokens_billed"])
+    row["reread_share_of_context"] = share(row["billed_tokens"][REREAD], context)
+    row["reread_share_of_prompt"] = share(row["billed_tokens"][REREAD], row["prompt_tokens_billed"])
     row["recorded_over_billed"] = share(context, row["prompt_tokens_billed"])
     return row
 

@@ -43,12 +43,15 @@ MAX_REBUILD_ROWS = 200
 MAX_TEXT = 160  # characters of a command or path shown in a cell; the title holds up to MAX_TITLE
 MAX_TITLE = 2000
 # stacking order, bottom up: the system prompt sits under everything, exploration right on top of it
-STACK = ("overhead", "exploration", "edit", "shell", "web", "other", "conversation", "injected", "neuralmind")
-LABELS = {"overhead": "System overhead", "exploration": "Exploration", "edit": "Edits", "shell": "Other shell",
-          "web": "Web", "other": "Other tools", "conversation": "Conversation", "injected": "Injected context",
-          "neuralmind": "NeuralMind block"}
+STACK = ("overhead", "exploration", "reread", "edit", "shell", "web", "other", "conversation", "injected",
+         "neuralmind")
+LABELS = {"overhead": "System overhead", "exploration": "Exploration", "reread": "Re-sent reads", "edit": "Edits",
+          "shell": "Other shell", "web": "Web", "other": "Other tools", "conversation": "Conversation",
+          "injected": "Injected context", "neuralmind": "NeuralMind block"}
 ABOUT = {"overhead": "system prompt and tool schemas: what the bill exceeds the transcript by",
          "exploration": "Read, Grep, Glob, LS and read-only shell: results and arguments",
+         "reread": "files Claude Code re-sent after a compaction, line-numbered as sent (not in the exploration "
+                   "share)",
          "edit": "Edit, Write, MultiEdit, NotebookEdit", "shell": "tests, builds, installs",
          "web": "WebFetch, WebSearch", "other": "MCP tools, Task/Agent, TodoWrite, ...",
          "conversation": "prompts, replies, compaction summaries",
@@ -218,6 +221,8 @@ def _header(data: SessionData) -> str:
         ("main", _data("row-exploration_share_of_context", share, _pct(share)), "exploration share of the context"),
         ("", _data("row-exploration_share_of_prompt", row["exploration_share_of_prompt"],
                    _pct(row["exploration_share_of_prompt"])), "exploration share of the billed prompt"),
+        ("", _data("row-reread_share_of_context", row.get("reread_share_of_context"),
+                   _pct(row.get("reread_share_of_context"))), "re-sent reads (after compactions), of the context"),
         ("", _data("row-api_calls", row["api_calls"], f"{row['api_calls']:,}"), "API calls"),
         ("", _data("row-prompt_tokens_billed", row["prompt_tokens_billed"], _n(row["prompt_tokens_billed"])),
          "prompt tokens billed"),

@@ -13,11 +13,14 @@ from __future__ import annotations
 from collections import deque
 
 TOOL_CATEGORIES = ("exploration", "edit", "shell", "web", "other")
+# reread: file contents the agent re-sends on its own in a read's form (Claude Code, after a compaction),
+# counted as sent; beside exploration, never inside its headline share (README, "Refinements")
+REREAD = "reread"
 # conversation: prompts, replies, compaction summaries; injected: hook output, CLAUDE.md, memory,
 # system reminders; neuralmind: the NeuralMind block (reported like exploration: what it costs)
 CONTEXT_CATEGORIES = ("conversation", "injected", "neuralmind")
 OVERHEAD = "overhead"
-CATEGORIES = TOOL_CATEGORIES + CONTEXT_CATEGORIES + (OVERHEAD,)
+CATEGORIES = TOOL_CATEGORIES + (REREAD,) + CONTEXT_CATEGORIES + (OVERHEAD,)
 USAGE_FIELDS = ("input", "cache_read", "cache_write_5m", "cache_write_1h", "output")
 
 FIRST_CALL = "first_call"  # Claude Code: a thread's overhead is fixed at its first call
@@ -153,12 +156,13 @@ class Ledger:
         for name, value in usage_delta.items():
             self.usage[name] += value
 
-    def compact(self, thread: str = "main") -> None:
-        """A compaction: every compactable message of the thread stops being present."""
+    def compact(self, thread: str = "main", keep: frozenset[str] = frozenset()) -> None:
+        """A compaction: every compactable message of the thread stops being present, except those whose
+        key the compaction kept (Claude Code's preserved messages, re-sent after the summary)."""
         state = self._thread(thread)
         kept: deque[list] = deque()
         for entry in state.present:
-            if entry[_COMPACTABLE]:
+            if entry[_COMPACTABLE] and entry[_KEY] not in keep:
                 self._remove(state, entry)
             else:
                 kept.append(entry)
@@ -266,7 +270,7 @@ def session_row(
 
     billed = ledger.billed_tokens()
     context = sum(billed.values())
-    exploration = billed["exploration"]
+    exploration, reread = billed["exploration"], billed[REREAD]
     models = sorted(ledger.models, key=lambda name: (-ledger.models[name], name))
     return {
         "id": session_id,
@@ -282,6 +286,8 @@ def session_row(
         "context_tokens": context,
         "exploration_share_of_context": share(exploration, context),
         "exploration_share_of_prompt": share(exploration, ledger.prompt_billed),
+        "reread_share_of_context": share(reread, context),
+        "reread_share_of_prompt": share(reread, ledger.prompt_billed),
         "recorded_over_billed": share(context, ledger.prompt_billed),
         "billed_tokens": billed,
         "first_time_tokens": dict(ledger.first_time),

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from xshare import METHOD_VERSION, __version__
-from xshare.ledger import CATEGORIES, share
+from xshare.ledger import CATEGORIES, REREAD, share
 from xshare.printable import printable, printable_lines
 
 SOURCE_ORDER = ("interactive", "automated", "subagent", "benchmark", "internal")
@@ -168,6 +168,9 @@ def summarize(rows: list[dict]) -> dict[str, dict]:
             "exploration_share_of_context": pooled,
             "exploration_share_of_prompt": share(billed["exploration"], prompt),
             "median_session_share": median,
+            # files the agent re-sent on its own after a compaction: beside exploration, not in it (README)
+            "reread_share_of_context": share(billed[REREAD], context),
+            "reread_share_of_prompt": share(billed[REREAD], prompt),
             "shares_of_context": {category: share(billed[category], context) for category in CATEGORIES},
             "billed_tokens": billed,
             "first_time_tokens": first_time,
@@ -219,9 +222,10 @@ class Report:
             "",
             *_table(
                 ("Agent / source", "Sessions", "API calls", "Exploration of context", "of billed prompt",
-                 "Median session"),
+                 "Median session", "Re-sent reads"),
                 [(_label(key), f"{g['sessions']:,}", f"{g['api_calls']:,}", _pct(g["exploration_share_of_context"]),
-                  _pct(g["exploration_share_of_prompt"]), _pct(g["median_session_share"])) for key, g in groups],
+                  _pct(g["exploration_share_of_prompt"]), _pct(g["median_session_share"]),
+                  _pct(g["reread_share_of_context"])) for key, g in groups],
             ),
             "",
             "What else the recorded context holds, and how much of the bill it covers:",
@@ -254,9 +258,10 @@ COLUMN_NOTES = (
     "  once for every API call that carried them, over everything those calls' recorded contexts held.",
     "of billed prompt: the same tokens over the prompt tokens the provider billed (the first share times",
     "  Recorded / billed). Recorded / billed: the modelled context over the bill, i.e. the calibration.",
-    "Median session: the middle of the per-session shares. Only interactive sessions are read against the",
-    "  thresholds; automated (claude -p, the SDKs), subagent and internal (compaction, side-question) rows",
-    "  are reported beside them.",
+    "Median session: the middle of the per-session shares. Re-sent reads: files Claude Code re-sent on its",
+    "  own after a compaction, counted as sent, over the recorded context; not part of the exploration share.",
+    "Only interactive sessions are read against the thresholds; automated (claude -p, the SDKs), subagent",
+    "  and internal (compaction, side-question) rows are reported beside them.",
 )
 
 
@@ -329,6 +334,9 @@ def session_summary(row: dict) -> str:
         *([f"These figures include {_row_unrecorded(row)}"] if row.get("unrecorded_prompt_tokens") else []),
         f"Exploration: {_pct(row['exploration_share_of_context'])} of the recorded context, "
         f"{_pct(row['exploration_share_of_prompt'])} of the billed prompt",
+        f"Re-sent reads (files re-sent after a compaction, not in the exploration share): "
+        f"{_pct(row.get('reread_share_of_context'))} of the recorded context, "
+        f"{_pct(row.get('reread_share_of_prompt'))} of the billed prompt",
         f"Recorded context by category: {by_category or 'nothing recorded'}",
         f"Exploration read for the first time: {row['first_time_tokens']['exploration']:,} tokens "
         f"(results and arguments, counted once)",

@@ -29,6 +29,7 @@ from pathlib import Path
 from xshare.classify import classify_tool, command_of
 from xshare.ledger import USAGE_FIELDS, Ledger, session_row
 from xshare.sources.claude_costs import cost_totals
+from xshare.sources.claude_reread import sent_texts
 from xshare.store import dumps, loads
 
 AGENT = "claude-code"
@@ -211,6 +212,9 @@ class ClaudeTranscript:
         self.forked = False  # holds calls copied from another session (--fork-session)
         self._pending = b""
         self._labels: dict[str, str] = {}
+        self._row_uuid: str | None = None  # the user/assistant row being read: its texts' ledger key
+        self.result_rows: dict[str, list[str]] = {}  # row uuid -> the tool ids of the results it holds
+        self.preserved: list[str] = []  # the rows the last compact boundary kept, until its summary
 
     # --- bytes -> lines -----------------------------------------------------------------------
 
@@ -330,6 +334,7 @@ class ClaudeTranscript:
         return "side"
 
     def _assistant(self, row: dict, thread: str) -> None:
+        self._row_uuid = row.get("uuid") if isinstance(row.get("uuid"), str) else None
         message = row.get("message")
         if not isinstance(message, dict) or message.get("model") == "<synthetic>" or row.get("isApiErrorMessage"):
             return  # generated locally, never billed
@@ -392,11 +397,16 @@ class ClaudeTranscript:
         self._add(category, f"{name} {dumps(tool_input).decode()}", thread)
 
     def _user(self, row: dict, thread: str) -> None:
+        self._row_uuid = row.get("uuid") if isinstance(row.get("uuid"), str) else None
         message = row.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         if row.get("isCompactSummary"):
             self._snapshot(thread)
-            self.ledger.compact(thread)
+            keep = {key for uuid in self.preserved for key in [uuid, *self.result_rows.get(uuid, ())]}
+            # only what this compaction kept can be kept again: the map stays as small as the context
+            self.result_rows = {uuid: self.result_rows[uuid] for uuid in self.preserved if uuid in self.result_rows}
+            self.preserved = []
+            self.ledger.compact(thread, frozenset(keep))
             if thread in self.last_call:  # the next call carries the overhead and what comes from here on
                 self.last_call[thread] = [self.ledger.present(thread)[1], 0]
             self._add("conversation", _result_text(content), thread)
@@ -429,6 +439,8 @@ class ClaudeTranscript:
     def _tool_result(self, block: dict, thread: str) -> None:
         tool_id = block.get("tool_use_id") if isinstance(block.get("tool_use_id"), str) else None
         category = self.tool_categories.get(tool_id, "other")
+        if tool_id and self._row_uuid:
+            self.result_rows.setdefault(self._row_uuid, []).append(tool_id)
         text = _result_text(block.get("content"))
         cut = _trailing_reminders(text)
         if cut < len(text):
@@ -440,13 +452,26 @@ class ClaudeTranscript:
         attachment = row.get("attachment")
         if not isinstance(attachment, dict):
             return
+        uuid = row.get("uuid") if isinstance(row.get("uuid"), str) else None
+        sent = sent_texts(row)  # as sent; a re-sent file is a Read's call and result (claude_reread)
+        if sent is not None:
+            category, texts = sent
+            for text in texts:
+                neuralmind = category == "injected" and NEURALMIND_MARKER in text
+                self._add("neuralmind" if neuralmind else category, text, thread, uuid)
+            return
         fields = ("content", "addedBlocks", "addedLines", "planContent", "snippet", "prompt")
         text = "\n".join(part for field in fields for part in _texts(attachment.get(field)))
         category = "neuralmind" if NEURALMIND_MARKER in text else "injected"
-        uuid = row.get("uuid")
-        self._add(category, text, thread, uuid if isinstance(uuid, str) else None)
+        self._add(category, text, thread, uuid)
 
     def _system(self, row: dict, thread: str) -> None:
+        if row.get("subtype") == "compact_boundary":
+            # 2.1.3xx keeps the running turn's messages across a compaction and re-sends them after the summary
+            meta = row.get("compactMetadata")
+            kept = meta.get("preservedMessages") if isinstance(meta, dict) else None
+            self.preserved = _texts(kept.get("uuids")) if isinstance(kept, dict) else []
+            return
         if row.get("subtype") != "microcompact_boundary":
             return
         meta = row.get("microcompactMetadata")
@@ -473,6 +498,7 @@ class ClaudeTranscript:
     def _add(self, category: str, text: object, thread: str, key: str | None = None, label=None) -> None:
         if isinstance(text, str) and text:
             tokens = self.count(text)
+            key = key if key is not None else self._row_uuid
             self.ledger.add(category, tokens, key=key, thread=thread, label=label)
             if thread in self.last_call:
                 self.last_call[thread][1] += tokens
@@ -513,6 +539,8 @@ class ClaudeTranscript:
             "snapshots": self.snapshots,
             "last_call": self.last_call,
             "forked": self.forked,
+            "result_rows": self.result_rows,
+            "preserved": self.preserved,
         }
 
     @classmethod
@@ -529,4 +557,6 @@ class ClaudeTranscript:
         transcript.snapshots = [dict(snapshot) for snapshot in state["snapshots"]]
         transcript.last_call = {thread: list(pair) for thread, pair in state["last_call"].items()}
         transcript.forked = state["forked"]
+        transcript.result_rows = {uuid: list(ids) for uuid, ids in state.get("result_rows", {}).items()}
+        transcript.preserved = list(state.get("preserved", []))
         return transcript
