@@ -85,9 +85,14 @@ def update(path: Path, choice=None) -> dict | None:
             return None
         transcript = _resume(file, choice)
         transcript.catch_up()
-        row = transcript.row()
+        if transcript.unreadable:  # missing, unreadable, a folder, a FIFO: say so, keep what was measured
+            _log(f"transcript of session {file.session_id} could not be read ({transcript.unreadable}); "
+                 "its live ledger is left as it was")
+            return None
+        # the state first: row() closes the call still open, which a later line may yet revise
         atomic_write(state_file(file.session_id), dumps(
             {"method": METHOD_VERSION, "tokenizer": choice.name, "reader": transcript.to_state()}))
+        row = transcript.row()
         shown = _with_family(row, file, choice, update)
         atomic_write(line_file(file.session_id), dumps(summary(shown, transcript.offset, path)))
         return shown
@@ -165,9 +170,12 @@ def run_hook(stdin: bytes) -> None:
     """`xshare hook`: never prints, never fails; problems go to the log in xshare's state directory."""
     try:
         payload = json.loads(stdin) if stdin.strip() else {}
-        if isinstance(payload, dict) and payload.get("hook_event_name") == "SessionStart":
+        starting = isinstance(payload, dict) and payload.get("hook_event_name") == "SessionStart"
+        if starting:
             _start_plugin_env()
         for path, session_id in transcripts_of(payload) if isinstance(payload, dict) else ():
+            if starting and not os.path.lexists(path):
+                continue  # Claude Code writes the transcript at the first message: not there yet is normal
             if session_id is None or not is_current(path, session_id):
                 update(path)
     except Exception:  # the hook must exit 0 whatever happens; the log says what went wrong
