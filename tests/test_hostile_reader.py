@@ -137,6 +137,14 @@ def test_an_attachment_nested_a_thousand_deep_is_read(tmp_path: Path):
     assert row["first_time_tokens"]["injected"] == clean["first_time_tokens"]["injected"] + chars("deep text")
 
 
+def test_a_tool_call_whose_arguments_nest_a_thousand_deep_is_read(tmp_path: Path):
+    deep_call = reply("a8", "req_8", usage(3500), [{"type": "tool_use", "id": "toolu_8", "name": "Bash",
+                                                    "input": None}], minute=2)
+    line = json.dumps(deep_call).replace('"input": null', '"input": ' + "[" * 1000 + '"ls"' + "]" * 1000)
+    row, problems = measured(tmp_path, session_rows([line.encode()]))
+    assert not problems and row["api_calls"] == 4
+
+
 def test_a_tool_result_of_a_million_blanks_is_counted_without_a_panic(tmp_path: Path):
     counter = tokens.Counter(tokens.choose())
     assert counter.name == tokens.O200K
@@ -356,6 +364,10 @@ def test_transcripts_in_other_folder_shapes_are_found(tmp_path: Path):
     found = {file.path: file for file in discover([projects])}
     assert set(found) == {kept, agent}
     assert found[agent].parent_id == "0b7e9d8c-1111-4222-8333-444455556666"
+    done = _cli("session", "0b7e9d8c-1111-4222-8333-444455556666", "--json", "--estimate",
+                "--claude-root", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["api_calls"] == 3
 
 
 def test_fifos_and_devices_are_skipped_and_counted(tmp_path: Path, deadline):

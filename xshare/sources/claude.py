@@ -30,8 +30,9 @@ from xshare.classify import classify_tool, command_of
 from xshare.ledger import USAGE_FIELDS, Ledger, session_row
 from xshare.sources import claude_lines as lines
 from xshare.sources.claude_costs import cost_totals
+from xshare.sources.claude_text import OPEN_REMINDER, is_prompt, json_text, result_text, texts, trailing_reminders
 from xshare.sources.claude_usage import call_usage
-from xshare.store import dumps, loads
+from xshare.store import loads
 
 AGENT = "claude-code"
 INTERACTIVE, SUBAGENT, INTERNAL, AUTOMATED = "interactive", "subagent", "internal", "automated"
@@ -45,9 +46,6 @@ KNOWN_TYPES = frozenset(
     "last-prompt ai-title custom-title permission-mode summary mode agent-name agent-color agent-setting "
     "pr-link tag turn_end atis-latch api-request api-request-shape api-request-blob tools-used cost-state".split()
 )
-_OPEN, _CLOSE = "<system-reminder>", "</system-reminder>"
-_NOT_TYPED = ("<command-name>", "<local-command-stdout>", "<local-command-caveat>", "<bash-input>", "<bash-stdout>",
-              "<task-notification>", _OPEN, "[Request interrupted by user")
 _FINGERPRINT = 4096  # the first bytes of a transcript, hashed: a file overwritten in place is read again
 _ROW_KINDS = ("assistant", "user", "attachment", "system")
 
@@ -126,64 +124,6 @@ def family_files(file: TranscriptFile) -> list[TranscriptFile]:
     folder = file.path.parent / file.session_id / "subagents"
     members = (describe(path) for path in folder.rglob("agent-*.jsonl") if lines.is_regular(path))
     return sorted(members, key=lambda item: str(item.path))
-
-
-def _texts(value: object) -> list[str]:
-    """Every string inside a JSON value (attachment payloads come in many shapes), in order; without
-    recursion, as a line may nest a thousand levels deep."""
-    found: list[str] = []
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            found.append(item)
-        elif isinstance(item, list):
-            stack.extend(reversed(item))
-        elif isinstance(item, dict):
-            stack.extend(reversed(list(item.values())))
-    return found
-
-
-def _trailing_reminders(text: str) -> int:
-    """Where the <system-reminder> blocks appended to a tool result begin (len(text) if none)."""
-    cut = len(text)
-    while True:
-        body = text[:cut].rstrip()
-        if not body.endswith(_CLOSE):
-            return cut
-        start = body.rfind(_OPEN)
-        if start == -1:
-            return cut
-        cut = start
-
-
-def _result_text(content: object) -> str:
-    """What the model saw of a tool result: its text blocks (images are not text)."""
-    if isinstance(content, str):
-        return content
-    parts = []
-    for block in content if isinstance(content, list) else ():
-        if isinstance(block, str):
-            parts.append(block)
-        elif isinstance(block, dict):
-            if block.get("type") == "text" and isinstance(block.get("text"), str):
-                parts.append(block["text"])
-            elif block.get("type") == "tool_reference" and isinstance(block.get("tool_name"), str):
-                parts.append(block["tool_name"])
-    return "\n".join(parts)
-
-
-def _is_prompt(content: object) -> bool:
-    """A person typed this (not a tool result, a command's output or an interruption notice)."""
-    if isinstance(content, list):
-        if any(isinstance(block, dict) and block.get("type") == "tool_result" for block in content):
-            return False
-        content = next((block.get("text") for block in content if isinstance(block, dict)
-                        and block.get("type") == "text"), "")
-    if not isinstance(content, str):
-        return False
-    text = content.lstrip()
-    return bool(text) and not text.startswith(_NOT_TYPED)
 
 
 class ClaudeTranscript:
@@ -392,7 +332,7 @@ class ClaudeTranscript:
             elif kind == "tool_use":
                 self._tool_use(block, thread)
             elif kind in ("server_tool_use", "web_search_tool_result", "web_fetch_tool_result"):
-                self._add("web", dumps(block.get("input") or block.get("content")).decode(), thread)
+                self._add("web", json_text(block.get("input") or block.get("content")), thread)
             # thinking is not carried into later calls' context
 
     def _call(self, key: object, snapshot: list[int], model: object, time: object, thread: str) -> None:
@@ -446,7 +386,7 @@ class ClaudeTranscript:
             if self.ledger.detail:
                 self._labels[tool_id] = f"{name}: {command_of(name, tool_input) or ''}".rstrip(": ")
         # the arguments (path, pattern, command) count with the call's category
-        self._add(category, f"{name} {dumps(tool_input).decode()}", thread)
+        self._add(category, f"{name} {json_text(tool_input)}", thread)
 
     def _user(self, row: dict, thread: str) -> None:
         message = row.get("message")
@@ -456,10 +396,10 @@ class ClaudeTranscript:
             self.ledger.compact(thread)
             if thread in self.last_call:  # the next call carries the overhead and what comes from here on
                 self.last_call[thread] = [self.ledger.present(thread)[1], 0]
-            self._add("conversation", _result_text(content), thread)
+            self._add("conversation", result_text(content), thread)
             return
         base = "injected" if row.get("isMeta") else "conversation"
-        if self.ledger.detail and thread == "main" and base == "conversation" and _is_prompt(content):
+        if self.ledger.detail and thread == "main" and base == "conversation" and is_prompt(content):
             self.ledger.mark("prompt")  # a turn boundary: the HTML summary looks for cache rebuilds there
         if isinstance(content, str):
             self._text(content, base, thread)
@@ -477,7 +417,7 @@ class ClaudeTranscript:
             return
         if NEURALMIND_MARKER in text:
             category = "neuralmind"
-        elif text.lstrip().startswith(_OPEN):
+        elif text.lstrip().startswith(OPEN_REMINDER):
             category = "injected"
         else:
             category = base
@@ -486,8 +426,8 @@ class ClaudeTranscript:
     def _tool_result(self, block: dict, thread: str) -> None:
         tool_id = block.get("tool_use_id") if isinstance(block.get("tool_use_id"), str) else None
         category = self.tool_categories.get(tool_id, "other")
-        text = _result_text(block.get("content"))
-        cut = _trailing_reminders(text)
+        text = result_text(block.get("content"))
+        cut = trailing_reminders(text)
         if cut < len(text):
             self._add("injected", text[cut:], thread, tool_id)
             text = text[:cut]
@@ -498,7 +438,7 @@ class ClaudeTranscript:
         if not isinstance(attachment, dict):
             return
         fields = ("content", "addedBlocks", "addedLines", "planContent", "snippet", "prompt")
-        text = "\n".join(part for field in fields for part in _texts(attachment.get(field)))
+        text = "\n".join(part for field in fields for part in texts(attachment.get(field)))
         category = "neuralmind" if NEURALMIND_MARKER in text else "injected"
         uuid = row.get("uuid")
         self._add(category, text, thread, uuid if isinstance(uuid, str) else None)
@@ -508,7 +448,7 @@ class ClaudeTranscript:
             return
         meta = row.get("microcompactMetadata")
         if isinstance(meta, dict):
-            ids = _texts(meta.get("compactedToolIds")) + _texts(meta.get("clearedAttachmentUUIDs"))
+            ids = texts(meta.get("compactedToolIds")) + texts(meta.get("clearedAttachmentUUIDs"))
             self.ledger.trim(ids, thread)
 
     def _cost_state(self, row: dict) -> None:
