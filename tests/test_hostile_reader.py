@@ -284,6 +284,20 @@ def test_the_hook_notices_a_transcript_overwritten_in_place(tmp_path: Path):
     assert live.update(path)["api_calls"] == 12
 
 
+def test_the_hook_notices_a_transcript_overwritten_in_place_with_as_many_bytes(tmp_path: Path):
+    path = write_lines(tmp_path / "projects" / "-p" / "s1.jsonl", session_rows())
+    before = live.update(path)
+    assert live.update(path) is None  # nothing new: the idle call
+    data = path.read_bytes().replace(b"Where is the config loaded?", b"WHERE IS THE CONFIG LOADED?")
+    with open(path, "r+b") as handle:
+        handle.write(data)
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))  # a coarse clock may not tick
+    after = live.update(path)
+    assert after is not None and after != before
+    assert after == read(path, tokens.Counter(tokens.choose()).count).row() | {"tokenizer": after["tokenizer"]}
+
+
 # --- the fuzzer --------------------------------------------------------------------------------------------
 
 ROW_KINDS = [

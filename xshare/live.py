@@ -61,14 +61,16 @@ def _resume(file, choice):
 
 
 def is_current(path: Path, session_id: str, tokenizer: str | None = None) -> bool:
-    """True when the saved summary already covers every byte of the transcript (the common call)."""
+    """True when the saved summary already covers every byte of the transcript (the common call): same
+    size and modification time (a file overwritten in place with as many bytes changes only the latter)."""
     try:
         with open(line_file(session_id), "rb") as handle:
             summary = json.loads(handle.read())
-        size = path.stat().st_size
+        stat = path.stat()
     except (OSError, ValueError):
         return False
-    return (isinstance(summary, dict) and summary.get("offset") == size and summary.get("method") == METHOD_VERSION
+    return (isinstance(summary, dict) and summary.get("offset") == stat.st_size
+            and summary.get("mtime_ns") == stat.st_mtime_ns and summary.get("method") == METHOD_VERSION
             and tokenizer in (None, summary.get("tokenizer")))
 
 
@@ -94,7 +96,7 @@ def update(path: Path, choice=None) -> dict | None:
             {"method": METHOD_VERSION, "tokenizer": choice.name, "reader": transcript.to_state()}))
         row = transcript.row()
         shown = _with_family(row, file, choice, update)
-        atomic_write(line_file(file.session_id), dumps(summary(shown, transcript.offset, path)))
+        atomic_write(line_file(file.session_id), dumps(summary(shown, transcript.offset, path, transcript.mtime_ns)))
         return shown
 
 
@@ -114,12 +116,13 @@ def _with_family(row: dict, file, choice, member_row) -> dict:
     return complete_with_unrecorded(row, family)
 
 
-def summary(row: dict, offset: int, path: Path) -> dict:
+def summary(row: dict, offset: int, path: Path, mtime_ns: int | None = None) -> dict:
     """What the status line shows, precomputed: it must never tokenize or read history itself."""
     return {
         "method": METHOD_VERSION,
         "tokenizer": row["tokenizer"],
         "offset": offset,
+        "mtime_ns": mtime_ns,  # of the transcript as read
         "transcript": str(path),
         "updated": time.time(),
         "api_calls": row["api_calls"],

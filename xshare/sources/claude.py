@@ -152,6 +152,7 @@ class ClaudeTranscript:
         self.open_call: dict | None = None
         self.held: list[list] = []
         self.unreadable: str | None = None  # why the file could not be read, if it could not
+        self.mtime_ns: int | None = None  # the file's modification time when last read (not saved)
         self._lines = lines.LineSplitter()
         self._labels: dict[str, str] = {}
 
@@ -180,6 +181,7 @@ class ClaudeTranscript:
 
     def _read(self, handle, stat: os.stat_result) -> int:
         identity = [stat.st_dev, stat.st_ino]
+        self.mtime_ns = stat.st_mtime_ns
         if stat.st_size < self.offset or (self.identity and self.identity != identity) or not self._same_start(handle):
             self._start_over()
         self.identity = identity
