@@ -89,11 +89,38 @@ def test_synthetic_and_api_error_rows_are_not_calls(tmp_path: Path):
         # and the other way round
         ({"input_tokens": 5, "cache_creation_input_tokens": 0,
           "cache_creation": {"ephemeral_5m_input_tokens": 7, "ephemeral_1h_input_tokens": 13}}, 25),
-        ({"input_tokens": None, "cache_read_input_tokens": "12", "output_tokens": -3}, 0),
+        # a null field is a missing one
+        ({"input_tokens": None, "cache_read_input_tokens": 12, "output_tokens": 3}, 12),
     ],
 )
 def test_prompt_tokens_billed(usage: dict, prompt: int):
     assert call_usage(usage)[0] == prompt
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"input_tokens": None, "cache_read_input_tokens": "12", "output_tokens": -3},
+        {"input_tokens": "5", "cache_read_input_tokens": 100},
+        {"input_tokens": -5, "cache_read_input_tokens": 100},
+        {"input_tokens": float("nan"), "cache_read_input_tokens": 100},
+        {"input_tokens": float("inf"), "cache_read_input_tokens": 100},
+        {"input_tokens": 1e30, "cache_read_input_tokens": 100},
+        {"input_tokens": 10**30, "cache_read_input_tokens": 100},
+        {"input_tokens": 5.0, "cache_read_input_tokens": 100},
+        {"input_tokens": True, "cache_read_input_tokens": 100},
+        {"input_tokens": 5, "output_tokens": {}},
+        {"input_tokens": 5, "cache_creation": "lots"},
+        {"input_tokens": 5, "cache_creation": {"ephemeral_5m_input_tokens": [3]}},
+        {},
+        {"input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 9},
+        [],
+        "usage",
+    ],
+)
+def test_unusable_usage_is_no_bill(usage: object):
+    """Strings, negatives, NaN/inf, absurd sizes, other shapes, or no prompt at all: not a bill."""
+    assert call_usage(usage) is None
 
 
 # --- categories -----------------------------------------------------------------------------------------

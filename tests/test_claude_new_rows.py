@@ -180,7 +180,10 @@ def test_report_session_path_and_live_hook_agree(capsys, tmp_path: Path):
     target = tmp_path / "live" / "projects" / main_path.parent.name / main_path.name
     agent_target = target.parent / target.stem / "subagents" / agent_path.name
     payload = {"session_id": target.stem, "transcript_path": str(target), "hook_event_name": "PostToolBatch"}
-    # the subagent's file is complete before the main file's later turns, as in a real session
+    # the subagent's file is complete before the main file's later turns, as in a real session (where the
+    # main file exists by then: a missing one is a problem the hook logs)
+    target.parent.mkdir(parents=True)
+    target.write_bytes(b"")
     for _ in append_in_pieces(agent_path, agent_target, rng, 5):
         live.run_hook(json.dumps({**payload, "agent_transcript_path": str(agent_target)}).encode())
     for _ in append_in_pieces(main_path, target, rng, 25):

@@ -148,6 +148,7 @@ def test_messages_a_compaction_preserves_stay_present_after_it(tmp_path: Path):
     path = session.write(tmp_path / "s.jsonl")
     transcript = ClaudeTranscript(describe(path), chars, "chars/4", detail=True)
     transcript.catch_up()
+    transcript.row()  # the last call stays open until its rows have ended: the row settles it
     last = transcript.ledger.call_log[-1]["present"]
     assert last["exploration"] == chars(SOURCE)  # the preserved result (its Read call was not kept)
     summary = next(row for row in session.rows if row.get("isCompactSummary"))["message"]["content"]

@@ -61,14 +61,16 @@ def _resume(file, choice):
 
 
 def is_current(path: Path, session_id: str, tokenizer: str | None = None) -> bool:
-    """True when the saved summary already covers every byte of the transcript (the common call)."""
+    """True when the saved summary already covers every byte of the transcript (the common call): same
+    size and modification time (a file overwritten in place with as many bytes changes only the latter)."""
     try:
         with open(line_file(session_id), "rb") as handle:
             summary = json.loads(handle.read())
-        size = path.stat().st_size
+        stat = path.stat()
     except (OSError, ValueError):
         return False
-    return (isinstance(summary, dict) and summary.get("offset") == size and summary.get("method") == METHOD_VERSION
+    return (isinstance(summary, dict) and summary.get("offset") == stat.st_size
+            and summary.get("mtime_ns") == stat.st_mtime_ns and summary.get("method") == METHOD_VERSION
             and tokenizer in (None, summary.get("tokenizer")))
 
 
@@ -85,11 +87,16 @@ def update(path: Path, choice=None) -> dict | None:
             return None
         transcript = _resume(file, choice)
         transcript.catch_up()
-        row = transcript.row()
+        if transcript.unreadable:  # missing, unreadable, a folder, a FIFO: say so, keep what was measured
+            _log(f"transcript of session {file.session_id} could not be read ({transcript.unreadable}); "
+                 "its live ledger is left as it was")
+            return None
+        # the state first: row() closes the call still open, which a later line may yet revise
         atomic_write(state_file(file.session_id), dumps(
             {"method": METHOD_VERSION, "tokenizer": choice.name, "reader": transcript.to_state()}))
+        row = transcript.row()
         shown = _with_family(row, file, choice, update)
-        atomic_write(line_file(file.session_id), dumps(summary(shown, transcript.offset, path)))
+        atomic_write(line_file(file.session_id), dumps(summary(shown, transcript.offset, path, transcript.mtime_ns)))
         return shown
 
 
@@ -109,12 +116,13 @@ def _with_family(row: dict, file, choice, member_row) -> dict:
     return complete_with_unrecorded(row, family)
 
 
-def summary(row: dict, offset: int, path: Path) -> dict:
+def summary(row: dict, offset: int, path: Path, mtime_ns: int | None = None) -> dict:
     """What the status line shows, precomputed: it must never tokenize or read history itself."""
     return {
         "method": METHOD_VERSION,
         "tokenizer": row["tokenizer"],
         "offset": offset,
+        "mtime_ns": mtime_ns,  # of the transcript as read
         "transcript": str(path),
         "updated": time.time(),
         "api_calls": row["api_calls"],
@@ -165,9 +173,12 @@ def run_hook(stdin: bytes) -> None:
     """`xshare hook`: never prints, never fails; problems go to the log in xshare's state directory."""
     try:
         payload = json.loads(stdin) if stdin.strip() else {}
-        if isinstance(payload, dict) and payload.get("hook_event_name") == "SessionStart":
+        starting = isinstance(payload, dict) and payload.get("hook_event_name") == "SessionStart"
+        if starting:
             _start_plugin_env()
         for path, session_id in transcripts_of(payload) if isinstance(payload, dict) else ():
+            if starting and not os.path.lexists(path):
+                continue  # Claude Code writes the transcript at the first message: not there yet is normal
             if session_id is None or not is_current(path, session_id):
                 update(path)
     except Exception:  # the hook must exit 0 whatever happens; the log says what went wrong

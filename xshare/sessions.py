@@ -198,8 +198,10 @@ def measure_all(
 ) -> Measured:
     """Every agent's sessions on this machine (or under the roots and databases given; hermes_dbs=[]: none)."""
     roots = [claude.resolve_root(root) for root in claude_roots] if claude_roots else claude.default_roots()
-    files = claude.discover(roots)
+    skipped: Counter = Counter()
+    files = claude.discover(roots, skipped)
     result = measure_claude(files, choice, since=since, use_cache=use_cache)
+    result.problems.update(skipped)
     result.sources["Claude Code"] = "read" if files else "not found"
     result.looked_in += [f"Claude Code transcripts under {root}" for root in roots]
     if hermes_dbs is None:

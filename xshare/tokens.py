@@ -11,6 +11,7 @@ import functools
 import gzip
 import hashlib
 import os
+import re
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,13 @@ ESTIMATE = "chars/4"
 VOCAB_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
 PACKAGED_VOCAB = Path(__file__).resolve().parent / "data" / "o200k_base.tiktoken.gz"
 _GZIP_MAGIC = b"\x1f\x8b"
+# tiktoken's pre-tokenizer overflows its stack on a run of about 1M blanks (spaces, tabs, ... but not
+# newlines, which end its backtracking); texts holding a longer run than this are counted in parts
+LONG_RUN = 1 << 16
+_MAX_PERIOD = 256  # o200k's longest blank token is 128 spaces
+_BLANK_RUN = re.compile(rf"[^\S\r\n]{{{LONG_RUN},}}")
+_UNIFORM_RUN = re.compile(rf"([^\S\r\n])\1{{{LONG_RUN - 1},}}")
+_UNSAFE_RUN = re.compile(rf"[^\S\r\n]{{{8 * LONG_RUN},}}")  # tiktoken takes 900k; half a million is safe
 
 
 @dataclass(frozen=True)
@@ -63,6 +71,8 @@ class Counter:
         self.name = choice.name
         self._encode = None
         self._seen: dict[tuple[int, int], int] = {}
+        self._periods: dict[str, tuple[int, int] | None] = {}
+        self.fallbacks = 0  # texts tiktoken failed on, estimated as characters / 4
         if choice.name == O200K:
             try:
                 self._encode = _load_o200k(choice.vocab).encode_ordinary
@@ -78,15 +88,72 @@ class Counter:
         key = (hash(text), len(text))
         found = self._seen.get(key)
         if found is None:
-            found = self._seen[key] = len(self._encode_safely(text))
+            found = self._seen[key] = self._count_long(text) if len(text) >= LONG_RUN else self._count(text)
         return found
 
-    def _encode_safely(self, text: str) -> list[int]:
+    def _count(self, text: str) -> int:
+        """tiktoken's count; never lets its Rust panics (BaseException) out: chars/4 for such a text."""
         try:
-            return self._encode(text)
-        except (UnicodeEncodeError, ValueError):
-            # lone surrogates and other odd text: count what the model would have seen
-            return self._encode(text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"))
+            try:
+                return len(self._encode(text))
+            except (UnicodeEncodeError, ValueError):
+                # lone surrogates and other odd text: count what the model would have seen
+                return len(self._encode(text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")))
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException:  # pyo3_runtime.PanicException derives from BaseException
+            self.fallbacks += 1
+            return (len(text) + 3) // 4
+
+    def _count_long(self, text: str) -> int:
+        """A text that may hold a run of blanks too long for tiktoken's pre-tokenizer (about 1M panics).
+        A long run of one character is tokenized as blocks of one token each (o200k: 128 spaces, 16 tabs,
+        ...) wherever it lies, so it is shortened by whole blocks, far from its ends, and the blocks
+        removed are added back: exact. What is still too long after that (a long run alternating blank
+        characters) is counted in pieces of LONG_RUN, off by at most a token or two at each cut."""
+        if not _BLANK_RUN.search(text):
+            return self._count(text)
+        pieces: list[str] = []
+        extra = start = 0
+        for run in _UNIFORM_RUN.finditer(text):
+            period = self._period(run.group(1))
+            if period is None:
+                continue
+            chars, tokens = period
+            blocks = (run.end() - run.start() - LONG_RUN // 2) // chars
+            pieces.append(text[start:run.start() + LONG_RUN // 4])
+            start = run.start() + LONG_RUN // 4 + blocks * chars
+            extra += blocks * tokens
+        pieces.append(text[start:])
+        text = "".join(pieces)
+        pieces, start = [], 0
+        for run in _UNSAFE_RUN.finditer(text):
+            cuts = range(run.start(), run.end(), LONG_RUN)
+            extra += sum(self._count(text[cut:cut + LONG_RUN]) for cut in cuts[:-1])
+            pieces.append(text[start:run.start()])
+            start = cuts[-1]  # the run's last piece stays with what follows it
+        pieces.append(text[start:])
+        return self._count("".join(pieces)) + extra
+
+    def _period(self, char: str) -> tuple[int, int] | None:
+        """(characters, tokens) of the block a long run of `char` repeats, or None: the shortest length
+        that adds the same number of tokens to runs of any length (checked over _MAX_PERIOD consecutive
+        lengths, so over a whole period of any shorter block), measured on runs tiktoken can take."""
+        if char not in self._periods:
+            base, sizes = 2048, {}
+
+            def size(extra: int) -> int:
+                if extra not in sizes:
+                    sizes[extra] = self._count(char * (base + extra))
+                return sizes[extra]
+
+            self._periods[char] = next(
+                ((chars, size(chars) - size(0)) for chars in range(1, _MAX_PERIOD + 1)
+                 if size(chars) > size(0)
+                 and all(size(shift + chars) - size(shift) == size(chars) - size(0) for shift in range(_MAX_PERIOD))),
+                None,
+            )
+        return self._periods[char]
 
 
 @functools.lru_cache(maxsize=2)

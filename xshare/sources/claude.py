@@ -28,9 +28,12 @@ from pathlib import Path
 
 from xshare.classify import classify_tool, command_of
 from xshare.ledger import USAGE_FIELDS, Ledger, session_row
+from xshare.sources import claude_lines as lines
 from xshare.sources.claude_costs import cost_totals
 from xshare.sources.claude_reread import sent_texts
-from xshare.store import dumps, loads
+from xshare.sources.claude_text import OPEN_REMINDER, is_prompt, json_text, result_text, texts, trailing_reminders
+from xshare.sources.claude_usage import call_usage
+from xshare.store import loads
 
 AGENT = "claude-code"
 INTERACTIVE, SUBAGENT, INTERNAL, AUTOMATED = "interactive", "subagent", "internal", "automated"
@@ -44,10 +47,8 @@ KNOWN_TYPES = frozenset(
     "last-prompt ai-title custom-title permission-mode summary mode agent-name agent-color agent-setting "
     "pr-link tag turn_end atis-latch api-request api-request-shape api-request-blob tools-used cost-state".split()
 )
-_OPEN, _CLOSE = "<system-reminder>", "</system-reminder>"
-_NOT_TYPED = ("<command-name>", "<local-command-stdout>", "<local-command-caveat>", "<bash-input>", "<bash-stdout>",
-              "<task-notification>", _OPEN, "[Request interrupted by user")
-_CHUNK = 1 << 22
+_FINGERPRINT = 4096  # the first bytes of a transcript, hashed: a file overwritten in place is read again
+_ROW_KINDS = ("assistant", "user", "attachment", "system")
 
 
 @dataclass(frozen=True)
@@ -93,16 +94,26 @@ def describe(path: Path) -> TranscriptFile:
     return TranscriptFile(path, stem, source)  # 2.0.x: agent-*.jsonl beside the sessions
 
 
-def discover(roots: list[Path]) -> list[TranscriptFile]:
-    """Every transcript under the roots: <project>/*.jsonl and <project>/<session>/subagents/**."""
+def discover(roots: list[Path], skipped: Counter | None = None) -> list[TranscriptFile]:
+    """Every transcript under the roots, in whatever folders they lie: Claude Code writes <project>/*.jsonl
+    and <project>/<session>/subagents/**/agent-*.jsonl, backups nest them deeper (<project>/sessions/...).
+    Claude Code's own other files (subagents/**/journal.jsonl, tool-results/) are passed over; what else
+    is skipped is counted in `skipped`, with why: anything but a regular file (a FIFO or a device would
+    hang the reader), and files lying in projects/ itself, outside any project folder."""
+    skipped = Counter() if skipped is None else skipped
     found: list[TranscriptFile] = []
     for root in roots:
         if not root.is_dir():
             continue
         for path in root.rglob("*.jsonl"):
-            parts = path.relative_to(root).parts
-            nested_agent = len(parts) >= 4 and parts[2] == "subagents" and path.name.startswith("agent-")
-            if len(parts) == 2 or nested_agent:
+            folders = path.relative_to(root).parts[:-1]
+            if "tool-results" in folders or ("subagents" in folders and not path.name.startswith("agent-")):
+                continue
+            if not lines.is_regular(path):
+                skipped["files named *.jsonl skipped: not a regular file (FIFO, device, folder, broken link)"] += 1
+            elif not folders:
+                skipped["files skipped: in projects/ itself, outside any project folder"] += 1
+            else:
                 found.append(describe(path))
     return sorted(found, key=lambda item: str(item.path))
 
@@ -112,83 +123,8 @@ def family_files(file: TranscriptFile) -> list[TranscriptFile]:
     if file.source != INTERACTIVE:
         return []
     folder = file.path.parent / file.session_id / "subagents"
-    return sorted((describe(path) for path in folder.rglob("agent-*.jsonl")), key=lambda item: str(item.path))
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
-def call_usage(usage: dict) -> list[int]:
-    """[prompt, input, cache_read, cache_write_5m, cache_write_1h, output] of one usage snapshot.
-
-    Cache writes: the larger of the flat field and its 5m/1h split, since each has been observed
-    reading 0 while the other was set (2.1.152 fixed one; gateways send only the flat one).
-    """
-    fresh = _int(usage.get("input_tokens"))
-    read = _int(usage.get("cache_read_input_tokens"))
-    flat = _int(usage.get("cache_creation_input_tokens"))
-    split = usage.get("cache_creation")
-    five = one_hour = 0
-    if isinstance(split, dict):
-        five = _int(split.get("ephemeral_5m_input_tokens"))
-        one_hour = _int(split.get("ephemeral_1h_input_tokens"))
-    write = max(flat, five + one_hour)
-    five = write - one_hour
-    return [fresh + read + write, fresh, read, five, one_hour, _int(usage.get("output_tokens"))]
-
-
-def _texts(value: object) -> list[str]:
-    """Every string inside a JSON value (attachment payloads come in many shapes)."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list):
-        return [text for item in value for text in _texts(item)]
-    if isinstance(value, dict):
-        return [text for item in value.values() for text in _texts(item)]
-    return []
-
-
-def _trailing_reminders(text: str) -> int:
-    """Where the <system-reminder> blocks appended to a tool result begin (len(text) if none)."""
-    cut = len(text)
-    while True:
-        body = text[:cut].rstrip()
-        if not body.endswith(_CLOSE):
-            return cut
-        start = body.rfind(_OPEN)
-        if start == -1:
-            return cut
-        cut = start
-
-
-def _result_text(content: object) -> str:
-    """What the model saw of a tool result: its text blocks (images are not text)."""
-    if isinstance(content, str):
-        return content
-    parts = []
-    for block in content if isinstance(content, list) else ():
-        if isinstance(block, str):
-            parts.append(block)
-        elif isinstance(block, dict):
-            if block.get("type") == "text" and isinstance(block.get("text"), str):
-                parts.append(block["text"])
-            elif block.get("type") == "tool_reference" and isinstance(block.get("tool_name"), str):
-                parts.append(block["tool_name"])
-    return "\n".join(parts)
-
-
-def _is_prompt(content: object) -> bool:
-    """A person typed this (not a tool result, a command's output or an interruption notice)."""
-    if isinstance(content, list):
-        if any(isinstance(block, dict) and block.get("type") == "tool_result" for block in content):
-            return False
-        content = next((block.get("text") for block in content if isinstance(block, dict)
-                        and block.get("type") == "text"), "")
-    if not isinstance(content, str):
-        return False
-    text = content.lstrip()
-    return bool(text) and not text.startswith(_NOT_TYPED)
+    members = (describe(path) for path in folder.rglob("agent-*.jsonl") if lines.is_regular(path))
+    return sorted(members, key=lambda item: str(item.path))
 
 
 class ClaudeTranscript:
@@ -210,7 +146,15 @@ class ClaudeTranscript:
         self.snapshots: list[dict] = []  # what each compaction's (unwritten) call carried
         self.last_call: dict[str, list[int]] = {}  # thread -> [its last billed prompt, tokens added since]
         self.forked = False  # holds calls copied from another session (--fork-session)
-        self._pending = b""
+        self.fingerprint: list | None = None  # [length, hash] of the first bytes read
+        # a call's rows arrive one per content block, each with a usage snapshot: the call is applied to
+        # the ledger (its cap decided) once its rows end, from the snapshot kept (largest output, the last
+        # of equals); the context its rows add meanwhile waits in `held`, to be added after it
+        self.open_call: dict | None = None
+        self.held: list[list] = []
+        self.unreadable: str | None = None  # why the file could not be read, if it could not
+        self.mtime_ns: int | None = None  # the file's modification time when last read (not saved)
+        self._lines = lines.LineSplitter()
         self._labels: dict[str, str] = {}
         self._row_uuid: str | None = None  # the user/assistant row being read: its texts' ledger key
         self.result_rows: dict[str, list[str]] = {}  # row uuid -> the tool ids of the results it holds
@@ -219,61 +163,84 @@ class ClaudeTranscript:
     # --- bytes -> lines -----------------------------------------------------------------------
 
     def catch_up(self) -> int:
-        """Read what was appended since last time; start over if the file shrank or was replaced."""
+        """Read what was appended since last time; start over if the file shrank, was replaced or was
+        overwritten in place (its first bytes changed). Regular files only: a FIFO or a device is never
+        opened for reading (it could block or never end)."""
         try:
-            with open(self.file.path, "rb") as handle:
-                stat = os.fstat(handle.fileno())
-                identity = [stat.st_dev, stat.st_ino]
-                if stat.st_size < self.offset or (self.identity and self.identity != identity):
-                    self._start_over()
-                self.identity = identity
-                handle.seek(self.offset)
-                before = self.offset
-                while chunk := handle.read(_CHUNK):
-                    self.feed(chunk)
-                self.finish()
-                return self.offset - before
+            handle, stat = lines.open_regular(self.file.path)
+        except lines.NotRegularFile:
+            return self._cannot_read("not a regular file")
         except OSError as error:
-            self.problems[f"transcripts that could not be read ({error.__class__.__name__})"] += 1
-            return 0
+            return self._cannot_read(error.__class__.__name__)
+        with handle:
+            try:
+                return self._read(handle, stat)
+            except OSError as error:
+                return self._cannot_read(error.__class__.__name__)
+
+    def _cannot_read(self, why: str) -> int:
+        self.unreadable = why
+        self.problems[f"transcripts that could not be read ({why})"] += 1
+        return 0
+
+    def _read(self, handle, stat: os.stat_result) -> int:
+        identity = [stat.st_dev, stat.st_ino]
+        self.mtime_ns = stat.st_mtime_ns
+        if stat.st_size < self.offset or (self.identity and self.identity != identity) or not self._same_start(handle):
+            self._start_over()
+        self.identity = identity
+        handle.seek(self.offset)
+        before = self.offset
+        while chunk := handle.read(lines.CHUNK):
+            self.feed(chunk)
+        self.finish()
+        if not self.fingerprint or self.fingerprint[0] < min(self.offset, _FINGERPRINT):
+            self.fingerprint = lines.fingerprint(handle, min(self.offset, _FINGERPRINT))
+        return self.offset - before
+
+    def _same_start(self, handle) -> bool:
+        """False when the bytes already read no longer begin the file (`cp other.jsonl this.jsonl`)."""
+        return not self.fingerprint or lines.fingerprint(handle, self.fingerprint[0]) == self.fingerprint
 
     def _start_over(self) -> None:
         fresh = ClaudeTranscript(self.file, self.count, self.tokenizer, self.ledger.detail)
+        fresh.problems = self.problems
         self.__dict__.update(fresh.__dict__)
 
     def feed(self, data: bytes) -> None:
         """Take every complete line of `data`; keep a trailing partial line for later."""
-        data = self._pending + data if self._pending else data
-        start = 0
-        end = data.find(b"\n")
-        while end != -1:
-            self._line(data[start:end])
-            self.offset += end - start + 1
-            start = end + 1
-            end = data.find(b"\n", start)
-        self._pending = data[start:]
+        for line, size in self._lines.feed(data):
+            if line is None:
+                self.problems[f"lines longer than {lines.MAX_LINE >> 20} MB skipped"] += 1
+            else:
+                self._line(line)
+            self.offset += size
 
     def finish(self) -> None:
         """At end of file: a last line without its newline counts only if it is a whole JSON object."""
-        pending, self._pending = self._pending, b""
-        if not pending.strip():
-            self.offset += len(pending)
+        pending, size = self._lines.rest()
+        if pending is not None and not pending.strip():
+            self.offset += size
             return
-        try:
-            complete = isinstance(loads(pending), dict)
-        except ValueError:
-            complete = False
-        if complete:
+        if pending is not None and self._whole_object(pending):
             self._line(pending)
-            self.offset += len(pending)
+            self.offset += size
         else:
             self.problems["last lines incomplete (still being written?), left for later"] += 1
+
+    @staticmethod
+    def _whole_object(data: bytes) -> bool:
+        try:
+            return isinstance(loads(data), dict)
+        except (ValueError, RecursionError):
+            return False
 
     def _parse(self, line: bytes) -> dict | None:
         try:
             value = loads(line)
         except ValueError:
-            # orjson rejects lone surrogates and bad UTF-8; json takes the former, "replace" the latter
+            # orjson rejects lone surrogates, bad UTF-8 and nesting past 1024 levels; json takes the first,
+            # "replace" the second, and gives up on the third with a RecursionError
             try:
                 text = line.decode("utf-8")
             except UnicodeDecodeError:
@@ -281,7 +248,7 @@ class ClaudeTranscript:
                 self.problems["lines with non-UTF-8 bytes (replaced)"] += 1
             try:
                 value = json.loads(text)
-            except ValueError:
+            except (ValueError, RecursionError):
                 self.problems["malformed lines skipped"] += 1
                 return None
         if not isinstance(value, dict):
@@ -297,8 +264,16 @@ class ClaudeTranscript:
         row = self._parse(line)
         if row is None:
             return
+        try:
+            self._row(row)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as error:  # a shape no check foresaw: lose the line, never the session
+            self.problems[f"lines that could not be read ({error.__class__.__name__}) skipped"] += 1
+
+    def _row(self, row: dict) -> None:
         kind = row.get("type")
-        if kind not in KNOWN_TYPES:
+        if not isinstance(kind, str) or kind not in KNOWN_TYPES:
             self.problems["lines of an unknown type skipped"] += 1
             return
         timestamp = row.get("timestamp")
@@ -308,13 +283,15 @@ class ClaudeTranscript:
             self.entrypoint = row["entrypoint"]
         if kind == "cost-state":
             self._cost_state(row)
-        if kind not in ("assistant", "user", "attachment", "system"):
+        if kind not in _ROW_KINDS:
             return
         uuid = row.get("uuid")
         if isinstance(uuid, str):
             if uuid in self.seen_rows:
                 return  # the same row written twice
             self.seen_rows.add(uuid)
+        if kind != "assistant":
+            self._close_call()  # a call's rows have ended: its cap is decided before anything else happens
         thread = self._thread(row)
         if kind == "assistant":
             self._assistant(row, thread)
@@ -342,9 +319,13 @@ class ClaudeTranscript:
         origin = row.get("requestSessionId")
         if isinstance(origin, str) and origin != row.get("sessionId"):
             self.forked = True  # a call another session made, copied here with its history
-        if isinstance(usage, dict):
-            key = row.get("requestId") or message.get("id") or row.get("uuid")
-            self._call(key, call_usage(usage), message.get("model"), row.get("timestamp"), thread)
+        if usage is not None:
+            snapshot = call_usage(usage)
+            if snapshot is None:
+                self.problems["calls with unusable usage (not counted, no cap applied)"] += 1
+            else:
+                key = row.get("requestId") or message.get("id") or row.get("uuid")
+                self._call(key, snapshot, message.get("model"), row.get("timestamp"), thread)
         content = message.get("content")
         if isinstance(content, str):
             self._add("conversation", content, thread)
@@ -358,31 +339,49 @@ class ClaudeTranscript:
             elif kind == "tool_use":
                 self._tool_use(block, thread)
             elif kind in ("server_tool_use", "web_search_tool_result", "web_fetch_tool_result"):
-                self._add("web", dumps(block.get("input") or block.get("content")).decode(), thread)
+                self._add("web", json_text(block.get("input") or block.get("content")), thread)
             # thinking is not carried into later calls' context
 
     def _call(self, key: object, snapshot: list[int], model: object, time: object, thread: str) -> None:
-        """A request is written as several rows; it is one call, with the largest output seen."""
+        """A request is written as several rows; it is one call, with the largest output seen (the last
+        of equals: the final streamed usage). Its rows in a row are merged before it is applied; a row of
+        a call already applied (after other rows came between) only revises its usage."""
         key = key if isinstance(key, str) else None
+        call = self.open_call
+        if call is not None and key is not None and call["key"] == key and call["thread"] == thread:
+            if snapshot[5] >= call["snapshot"][5]:
+                call["snapshot"] = snapshot
+            return
         previous = self.calls.get(key) if key else None
-        if previous is None:
-            if key:
+        if previous is not None:
+            self._close_call()
+            if snapshot[5] >= previous[5] and snapshot != previous:
                 self.calls[key] = snapshot
-            self.last_call[thread] = [snapshot[0], 0]
-            self.ledger.call(
-                snapshot[0],
-                usage=dict(zip(USAGE_FIELDS, snapshot[1:], strict=True)),
-                thread=thread,
-                model=model if isinstance(model, str) else None,
-                time=time if isinstance(time, str) else None,
-            )
-        elif snapshot[5] > previous[5]:
-            self.calls[key] = snapshot
-            if thread in self.last_call:
-                self.last_call[thread][0] += snapshot[0] - previous[0]
-            pairs = zip(USAGE_FIELDS, snapshot[1:], previous[1:], strict=True)
-            delta = {name: now - before for name, now, before in pairs}
-            self.ledger.revise_call(snapshot[0] - previous[0], delta)
+                if thread in self.last_call:
+                    self.last_call[thread][0] += snapshot[0] - previous[0]
+                pairs = zip(USAGE_FIELDS, snapshot[1:], previous[1:], strict=True)
+                delta = {name: now - before for name, now, before in pairs}
+                self.ledger.revise_call(snapshot[0] - previous[0], delta)
+            return
+        self._close_call()
+        self.open_call = {"key": key, "snapshot": snapshot, "thread": thread,
+                          "model": model if isinstance(model, str) else None,
+                          "time": time if isinstance(time, str) else None}
+
+    def _close_call(self) -> None:
+        """Apply the open call to the ledger, then the context its rows added."""
+        call, held = self.open_call, self.held
+        if call is None:
+            return
+        self.open_call, self.held = None, []
+        snapshot, thread = call["snapshot"], call["thread"]
+        if call["key"]:
+            self.calls[call["key"]] = snapshot
+        self.last_call[thread] = [snapshot[0], 0]
+        self.ledger.call(snapshot[0], usage=dict(zip(USAGE_FIELDS, snapshot[1:], strict=True)), thread=thread,
+                         model=call["model"], time=call["time"])
+        for entry in held:
+            self._apply_add(*entry)
 
     def _tool_use(self, block: dict, thread: str) -> None:
         name = block.get("name") if isinstance(block.get("name"), str) else ""
@@ -394,7 +393,7 @@ class ClaudeTranscript:
             if self.ledger.detail:
                 self._labels[tool_id] = f"{name}: {command_of(name, tool_input) or ''}".rstrip(": ")
         # the arguments (path, pattern, command) count with the call's category
-        self._add(category, f"{name} {dumps(tool_input).decode()}", thread)
+        self._add(category, f"{name} {json_text(tool_input)}", thread)
 
     def _user(self, row: dict, thread: str) -> None:
         self._row_uuid = row.get("uuid") if isinstance(row.get("uuid"), str) else None
@@ -409,10 +408,10 @@ class ClaudeTranscript:
             self.ledger.compact(thread, frozenset(keep))
             if thread in self.last_call:  # the next call carries the overhead and what comes from here on
                 self.last_call[thread] = [self.ledger.present(thread)[1], 0]
-            self._add("conversation", _result_text(content), thread)
+            self._add("conversation", result_text(content), thread)
             return
         base = "injected" if row.get("isMeta") else "conversation"
-        if self.ledger.detail and thread == "main" and base == "conversation" and _is_prompt(content):
+        if self.ledger.detail and thread == "main" and base == "conversation" and is_prompt(content):
             self.ledger.mark("prompt")  # a turn boundary: the HTML summary looks for cache rebuilds there
         if isinstance(content, str):
             self._text(content, base, thread)
@@ -430,7 +429,7 @@ class ClaudeTranscript:
             return
         if NEURALMIND_MARKER in text:
             category = "neuralmind"
-        elif text.lstrip().startswith(_OPEN):
+        elif text.lstrip().startswith(OPEN_REMINDER):
             category = "injected"
         else:
             category = base
@@ -441,8 +440,8 @@ class ClaudeTranscript:
         category = self.tool_categories.get(tool_id, "other")
         if tool_id and self._row_uuid:
             self.result_rows.setdefault(self._row_uuid, []).append(tool_id)
-        text = _result_text(block.get("content"))
-        cut = _trailing_reminders(text)
+        text = result_text(block.get("content"))
+        cut = trailing_reminders(text)
         if cut < len(text):
             self._add("injected", text[cut:], thread, tool_id)
             text = text[:cut]
@@ -455,13 +454,13 @@ class ClaudeTranscript:
         uuid = row.get("uuid") if isinstance(row.get("uuid"), str) else None
         sent = sent_texts(row)  # as sent; a re-sent file is a Read's call and result (claude_reread)
         if sent is not None:
-            category, texts = sent
-            for text in texts:
+            category, pieces = sent
+            for text in pieces:
                 neuralmind = category == "injected" and NEURALMIND_MARKER in text
                 self._add("neuralmind" if neuralmind else category, text, thread, uuid)
             return
         fields = ("content", "addedBlocks", "addedLines", "planContent", "snippet", "prompt")
-        text = "\n".join(part for field in fields for part in _texts(attachment.get(field)))
+        text = "\n".join(part for field in fields for part in texts(attachment.get(field)))
         category = "neuralmind" if NEURALMIND_MARKER in text else "injected"
         self._add(category, text, thread, uuid)
 
@@ -470,13 +469,13 @@ class ClaudeTranscript:
             # 2.1.3xx keeps the running turn's messages across a compaction and re-sends them after the summary
             meta = row.get("compactMetadata")
             kept = meta.get("preservedMessages") if isinstance(meta, dict) else None
-            self.preserved = _texts(kept.get("uuids")) if isinstance(kept, dict) else []
+            self.preserved = texts(kept.get("uuids")) if isinstance(kept, dict) else []
             return
         if row.get("subtype") != "microcompact_boundary":
             return
         meta = row.get("microcompactMetadata")
         if isinstance(meta, dict):
-            ids = _texts(meta.get("compactedToolIds")) + _texts(meta.get("clearedAttachmentUUIDs"))
+            ids = texts(meta.get("compactedToolIds")) + texts(meta.get("clearedAttachmentUUIDs"))
             self.ledger.trim(ids, thread)
 
     def _cost_state(self, row: dict) -> None:
@@ -497,11 +496,17 @@ class ClaudeTranscript:
 
     def _add(self, category: str, text: object, thread: str, key: str | None = None, label=None) -> None:
         if isinstance(text, str) and text:
-            tokens = self.count(text)
             key = key if key is not None else self._row_uuid
-            self.ledger.add(category, tokens, key=key, thread=thread, label=label)
-            if thread in self.last_call:
-                self.last_call[thread][1] += tokens
+            entry = [category, self.count(text), thread, key, label]
+            if self.open_call is None:
+                self._apply_add(*entry)
+            else:
+                self.held.append(entry)
+
+    def _apply_add(self, category: str, tokens: int, thread: str, key: str | None, label: str | None) -> None:
+        self.ledger.add(category, tokens, key=key, thread=thread, label=label)
+        if thread in self.last_call:
+            self.last_call[thread][1] += tokens
 
     # --- results and state --------------------------------------------------------------------
 
@@ -511,7 +516,9 @@ class ClaudeTranscript:
         return AUTOMATED if automated and self.file.source == INTERACTIVE else self.file.source
 
     def row(self) -> dict:
-        """The file's own row; xshare.family adds the calls Claude Code billed but did not write."""
+        """The file's own row; xshare.family adds the calls Claude Code billed but did not write.
+        It closes the open call (the file has ended for now): save `to_state()` before, not after."""
+        self._close_call()
         row = session_row(
             self.ledger,
             session_id=self.file.session_id,
@@ -541,6 +548,9 @@ class ClaudeTranscript:
             "forked": self.forked,
             "result_rows": self.result_rows,
             "preserved": self.preserved,
+            "fingerprint": self.fingerprint,
+            "open_call": self.open_call,
+            "held": self.held,
         }
 
     @classmethod
@@ -559,4 +569,7 @@ class ClaudeTranscript:
         transcript.forked = state["forked"]
         transcript.result_rows = {uuid: list(ids) for uuid, ids in state.get("result_rows", {}).items()}
         transcript.preserved = list(state.get("preserved", []))
+        transcript.fingerprint = state["fingerprint"]
+        transcript.open_call = state["open_call"]
+        transcript.held = [list(entry) for entry in state["held"]]
         return transcript
