@@ -71,9 +71,12 @@ def raw_value(text: str, key: str) -> str | None:
 
 
 def _indent_of(text: str, at: int) -> str:
-    """The whitespace between the start of at's line and at ('' when the object sits on one line)."""
+    """The leading whitespace of at's line ('' when the object starts on that line)."""
     line_start = text.rfind("\n", 0, at)
-    return "" if line_start < 0 else text[line_start + 1:at]
+    if line_start < 0:
+        return ""
+    line = text[line_start + 1:at]
+    return line[:len(line) - len(line.lstrip(" \t"))]
 
 
 def _style(text: str) -> tuple[str | None, str]:

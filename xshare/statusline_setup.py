@@ -1,9 +1,10 @@
 """`xshare statusline install | remove | status`: edit Claude Code's settings the way a careful user would.
 
 A plugin cannot declare a status line, so this writes `statusLine` into the user's settings.json: it
-refuses to replace someone else's without --force, backs the file up first, writes atomically with
-absolute paths (a shim or `~` would slow or break every refresh), and remembers what it replaced so
-`remove` can put it back.
+refuses to replace someone else's without --force, writes absolute paths (a shim or `~` would slow or
+break every refresh), and remembers what it replaced so `remove` can put it back. The record is
+written before the settings (without it, theirs could not come back); the file itself is handled by
+settings_file (symlinks, read-only, mode, owner, first backup) and edited as text by settings_json.
 """
 
 from __future__ import annotations
