@@ -108,7 +108,7 @@ def test_install_into_a_fresh_home_and_remove(capsys, isolated_home: Path):
     assert Path(interpreter).is_absolute() and Path(interpreter).exists() and Path(script).is_file()
     assert main(["statusline", "status"]) == 0 and "installed" in capsys.readouterr().out
     assert main(["statusline", "remove"]) == 0
-    assert "statusLine" not in settings(isolated_home)
+    assert not (isolated_home / ".claude" / "settings.json").exists()  # there was none before install
 
 
 def test_someone_elses_status_line_is_kept_unless_forced_and_put_back(capsys, isolated_home: Path):

@@ -1,9 +1,10 @@
 """`xshare statusline install | remove | status`: edit Claude Code's settings the way a careful user would.
 
 A plugin cannot declare a status line, so this writes `statusLine` into the user's settings.json: it
-refuses to replace someone else's without --force, backs the file up first, writes atomically with
-absolute paths (a shim or `~` would slow or break every refresh), and remembers what it replaced so
-`remove` can put it back.
+refuses to replace someone else's without --force, writes absolute paths (a shim or `~` would slow or
+break every refresh), and remembers what it replaced so `remove` can put it back. The record is
+written before the settings (without it, theirs could not come back); the file itself is handled by
+settings_file (symlinks, read-only, mode, owner, first backup) and edited as text by settings_json.
 """
 
 from __future__ import annotations
@@ -11,12 +12,12 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 from pathlib import Path
 
-from xshare import plugin_env
+from xshare import plugin_env, settings_file, settings_json
 from xshare.paths import state_dir
-from xshare.store import atomic_write, read_json
+from xshare.settings_file import SettingsError
+from xshare.store import atomic_write, loads, read_json
 
 MARKER = "statusline.py"  # a command that runs xshare's status line script is xshare's
 # Claude Code re-renders the line on new messages only, so the figures a hook writes after a turn's last
@@ -24,6 +25,8 @@ MARKER = "statusline.py"  # a command that runs xshare's status line script is x
 # README): idle Claude Code uses 0.84 s CPU a minute; a 2 s timer adds 1.6 s (0 of 12 turns still behind
 # 3 s after the turn), 5 s adds 0.56 s (4 of 12 behind at 3 s, none at 6 s). 5 s: a third of the cost.
 REFRESH_SECONDS = 5
+RECORD_VERSION = 2  # 1: {"settings", "previous"} only
+_ABSENT = object()
 
 
 def settings_path() -> Path:
@@ -74,65 +77,163 @@ def is_ours(entry: object) -> bool:
     return isinstance(entry, dict) and MARKER in str(entry.get("command", "")) and "xshare" in str(entry["command"])
 
 
-def _read_settings(path: Path) -> dict:
-    if not path.exists():
-        return {}
-    data = read_json(path)
-    if not isinstance(data, dict):
-        raise ValueError(f"{path} is not valid JSON; fix it first, xshare will not overwrite it")
-    return data
+def _load(configured: Path) -> tuple[Path, str | None, dict]:
+    """The file to edit (a symlink's target), its text (None: no file yet) and what it holds."""
+    target = settings_file.resolve(configured)
+    text = settings_file.read(target)
+    if text is None:
+        return target, None, {}
+    try:
+        settings = loads(text)
+    except (ValueError, RecursionError):
+        settings = None
+    if not isinstance(settings, dict):
+        raise SettingsError(f"{configured} is not valid JSON; fix it first, xshare will not overwrite it")
+    return target, text, settings
 
 
-def _write_settings(path: Path, settings: dict) -> None:
-    if path.exists():
-        shutil.copy2(path, path.with_name(path.name + ".xshare-backup"))
-    atomic_write(path, (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+def _edit(text: str | None, settings: dict, value: object = _ABSENT, raw: str | None = None) -> str:
+    """The settings text with statusLine set to `value` (or the JSON text `raw`), or removed, changing
+    nothing else; a full rewrite only should the text edit not give the intended settings."""
+    expected = {k: v for k, v in settings.items() if k != "statusLine"}
+    if raw is not None:
+        expected["statusLine"] = loads(raw)
+    elif value is not _ABSENT:
+        expected["statusLine"] = value
+    if text is None:
+        return settings_json.new_document("statusLine", expected["statusLine"])
+    try:
+        if raw is not None:
+            edited = settings_json.set_raw(text, "statusLine", raw)
+        elif value is not _ABSENT:
+            edited = settings_json.set_value(text, "statusLine", value)
+        else:
+            edited = settings_json.delete(text, "statusLine")
+        if loads(edited) == expected:
+            return edited
+    except (ValueError, IndexError, AttributeError, RecursionError):
+        pass
+    return json.dumps(expected, indent=2, ensure_ascii=False) + "\n"
+
+
+def _what_was_there(configured: Path, text: str | None, current: object, record: dict | None) -> dict:
+    """What remove needs to undo this install: the state before xshare's FIRST install, verbatim."""
+    if not is_ours(current):
+        raw = settings_json.raw_value(text, "statusLine") if text is not None else None
+        return {"settings": str(configured), "previous_known": True, "previous": current, "previous_text": raw,
+                "original_known": True, "original": text}
+    if record and record["settings"] == str(configured) and record["previous_known"]:
+        return {key: value for key, value in record.items() if key != "written"}
+    # ours already, and the record of what it replaced is gone: nobody knows what was there
+    return {"settings": str(configured), "previous_known": False, "previous": None, "previous_text": None,
+            "original_known": False, "original": None}
+
+
+def _load_record() -> dict | None:
+    """xshare's install record, older versions' included ({"settings", "previous"} only)."""
+    record = read_json(_record_path())
+    if not isinstance(record, dict) or not isinstance(record.get("settings"), str):
+        return None
+    if record.get("version") == RECORD_VERSION:
+        return record
+    previous = record.get("previous")  # version 1 could hold xshare's own line: not a previous one
+    known = not is_ours(previous)
+    return {"settings": record["settings"], "previous_known": known, "previous": previous if known else None,
+            "previous_text": None, "original_known": False, "original": None, "written": None}
+
+
+def _save_record(record: dict | None, raw: bytes | None = None) -> None:
+    """Write the record (or put back the raw bytes of the one before it, or none)."""
+    if record is None and raw is None:
+        _record_path().unlink(missing_ok=True)
+        return
+    data = raw if record is None else json.dumps({"version": RECORD_VERSION, **record}, ensure_ascii=False).encode()
+    atomic_write(_record_path(), data)
+
+
+def _record_bytes() -> bytes | None:
+    try:
+        return _record_path().read_bytes()
+    except OSError:
+        return None
 
 
 def install(force: bool = False, line_format: str | None = None, line2: str | None = None) -> tuple[int, str]:
-    path = settings_path()
+    configured = settings_path()
     try:
-        settings = _read_settings(path)
-    except ValueError as error:
+        target, text, settings = _load(configured)
+        current = settings.get("statusLine")
+        if current and not is_ours(current) and not force:
+            return 1, (f"{configured} already has a status line ({_describe(current)}). Re-run with --force to "
+                       "replace it; `xshare statusline remove` would put it back.")
+        settings_file.check_writable(target)
+    except SettingsError as error:
         return 1, str(error)
-    current = settings.get("statusLine")
-    record = read_json(_record_path())
-    if current and not is_ours(current) and not force:
-        return 1, (f"{path} already has a status line ({_describe(current)}). Re-run with --force to replace it; "
-                   "`xshare statusline remove` would put it back.")
-    previous = record.get("previous") if isinstance(record, dict) and is_ours(current) else current
-    settings["statusLine"] = {"type": "command", "command": command(line_format, line2), "padding": 0,
-                              "refreshInterval": REFRESH_SECONDS}
-    _write_settings(path, settings)
-    atomic_write(_record_path(), json.dumps({"settings": str(path), "previous": previous}).encode())
-    kept = " (the previous one is kept for `remove`)" if previous else ""
-    return 0, f"installed in {path}{kept}: {settings['statusLine']['command']}"
+    entry = {"type": "command", "command": command(line_format, line2), "padding": 0,
+             "refreshInterval": REFRESH_SECONDS}
+    new_text = _edit(text, settings, value=entry)
+    record = _what_was_there(configured, text, current, _load_record()) | {"written": new_text}
+    before = _record_bytes()
+    try:  # the record first: were settings written and it lost, remove could not put theirs back
+        _save_record(record)
+    except OSError as error:
+        return 1, (f"cannot write xshare's install record in {state_dir()} ({settings_file.why(error)}); "
+                   f"{configured} not changed")
+    try:
+        settings_file.write(target, new_text, backup=not is_ours(current))
+    except OSError as error:
+        _save_record(None, before)
+        return 1, f"cannot write {target} ({settings_file.why(error)}); nothing changed"
+    kept = " (the previous one is kept for `remove`)" if record["previous"] else ""
+    return 0, f"installed in {configured}{kept}: {entry['command']}"
+
+
+def _undo(text: str, settings: dict, record: dict | None) -> tuple[str | None, str]:
+    """The settings text without xshare's line, and what that did, in words."""
+    if record and record["original_known"] and text == record["written"]:
+        if record["original"] is None:
+            return None, " (xshare had created the file; it is gone again)"
+        back = "; the previous status line is back" if record["previous_text"] is not None else ""
+        return record["original"], back + " (the file is byte for byte as before install)"
+    if record and record["previous_known"]:
+        if record["previous_text"] is not None:
+            return _edit(text, settings, raw=record["previous_text"]), "; the previous status line is back"
+        if record["previous"] is not None:
+            return _edit(text, settings, value=record["previous"]), "; the previous status line is back"
+        return _edit(text, settings), ""
+    return _edit(text, settings), "; no previous status line was recorded, so none was put back"
 
 
 def remove() -> tuple[int, str]:
-    record = read_json(_record_path())
-    path = Path(record["settings"]) if isinstance(record, dict) and record.get("settings") else settings_path()
+    record = _load_record()
+    configured = Path(record["settings"]) if record else settings_path()
     try:
-        settings = _read_settings(path)
-    except ValueError as error:
+        target, text, settings = _load(configured)
+        if not is_ours(settings.get("statusLine")):
+            return 0, f"xshare's status line is not installed in {configured}; nothing changed"
+        settings_file.check_writable(target)
+    except SettingsError as error:
         return 1, str(error)
-    if not is_ours(settings.get("statusLine")):
-        return 0, f"xshare's status line is not installed in {path}; nothing changed"
-    previous = record.get("previous") if isinstance(record, dict) else None
-    if previous:
-        settings["statusLine"] = previous
-    else:
-        settings.pop("statusLine", None)
-    _write_settings(path, settings)
+    new_text, done = _undo(text, settings, record)
+    try:
+        if new_text is None:
+            target.unlink()
+        else:
+            settings_file.write(target, new_text)
+    except OSError as error:
+        return 1, f"cannot write {target} ({settings_file.why(error)}); nothing changed"
     _record_path().unlink(missing_ok=True)
-    return 0, f"removed from {path}" + ("; the previous status line is back" if previous else "")
+    backup = target.with_name(target.name + settings_file.BACKUP_SUFFIX)
+    if "no previous" in done and backup.is_file():
+        done += f" ({backup.name} holds the file as it was before xshare's first install)"
+    return 0, f"removed from {configured}{done}"
 
 
 def status() -> tuple[int, str]:
     path = settings_path()
     try:
-        current = _read_settings(path).get("statusLine")
-    except ValueError as error:
+        current = _load(path)[2].get("statusLine")
+    except SettingsError as error:
         return 1, str(error)
     if not is_ours(current):
         other = f" (another status line is set: {_describe(current)})" if current else ""
