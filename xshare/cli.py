@@ -52,12 +52,19 @@ def _measure_in_window(args: argparse.Namespace, window):
     from xshare.sessions import measure_all
 
     measured = measure_all(args.claude_root, _choice(args), window.since, not args.no_cache,
-                           hermes_dbs=args.hermes_db)
+                           hermes_dbs=args.hermes_db, agent_homes=_agent_homes(args))
     _report_problems(measured.problems)
     placed = [(window.place(row), row) for row in measured.rows]  # a session without API calls is a session
     rows = [row for place, row in placed if place == "in"]
     deferred = sum(1 for place, _ in placed if place == "deferred")
     return measured, rows, deferred
+
+
+def _agent_homes(args: argparse.Namespace) -> dict[str, list[str] | None]:
+    """--codex-home, --gemini-home, ... by agent (None: the agent's default homes)."""
+    from xshare.sources.agents import ADAPTERS
+
+    return {adapter.AGENT: getattr(args, adapter.FLAG, None) for adapter in ADAPTERS}
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -72,6 +79,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         demo_home = tempfile.TemporaryDirectory(prefix="xshare-demo-")
         args.claude_root = [str(write_demo_corpus(Path(demo_home.name)))]
         args.hermes_db = []  # the demo is the shipped corpus only, never this machine's Hermes sessions
+        for flag in ("codex_home", "gemini_home", "opencode_db", "openclaw_home"):
+            setattr(args, flag, [])  # nor any other agent's
         args.no_cache = True
         window = Window(None, datetime.now(timezone.utc), "the demo corpus that ships with xshare")
     else:
@@ -269,6 +278,16 @@ def _add_measure_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hermes-db", action="append", metavar="PATH",
                         help="a Hermes state.db, opened read-only (repeatable); default: $HERMES_HOME/state.db, "
                              "else ~/.hermes/state.db, plus ~/.hermes/profiles/*/state.db")
+    for flag, what, default in (
+        ("--codex-home", "a Codex CLI home", "$CODEX_HOME, else ~/.codex"),
+        ("--gemini-home", "a Gemini CLI home (the .gemini folder)", "$GEMINI_CLI_HOME/.gemini, else ~/.gemini"),
+        ("--opencode-db", "an OpenCode opencode.db, or its data folder",
+         "$XDG_DATA_HOME/opencode, else ~/.local/share/opencode"),
+        ("--openclaw-home", "an OpenClaw state folder",
+         "$OPENCLAW_STATE_DIR, else $OPENCLAW_HOME/.openclaw, else ~/.openclaw"),
+    ):
+        parser.add_argument(flag, action="append", metavar="PATH",
+                            help=f"{what}, read-only (repeatable); default: {default}")
     parser.add_argument("--estimate", action="store_true", help="count characters / 4 instead of o200k_base")
     parser.add_argument("--vocab", metavar="FILE", help="o200k_base.tiktoken file to use (or $XSHARE_VOCAB)")
     parser.add_argument("--no-cache", action="store_true", help="read every transcript again")
