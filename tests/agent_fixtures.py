@@ -90,3 +90,66 @@ def codex_legacy(home: Path) -> Path:
         {"type": "function_call_output", "call_id": "c1", "output": json.dumps({"output": "a.py\nb.py"})},
     ])
 
+
+# --- Gemini CLI -------------------------------------------------------------------------------------
+
+
+def gemini_tokens(prompt: int, cached: int, output: int, thoughts: int = 0) -> dict:
+    return {"input": prompt, "output": output, "cached": cached, "thoughts": thoughts, "tool": 0,
+            "total": prompt + output + thoughts}
+
+
+def gemini_messages() -> tuple[list[dict], dict]:
+    """A chat: a question, a read and a grep, a replace, an answer, a notice and a cancelled request."""
+    def call(call_id: str, name: str, args: dict, output: str) -> dict:
+        return {"id": call_id, "name": name, "args": args, "status": "success",
+                "timestamp": "2026-02-10T09:00:05.000Z",
+                "result": [{"functionResponse": {"id": call_id, "name": name, "response": {"output": output}}}]}
+
+    messages = [
+        {"id": "m1", "timestamp": "2026-02-10T09:00:00.000Z", "type": "user", "content": "Where is the retry loop?"},
+        {"id": "m2", "timestamp": "2026-02-10T09:00:05.000Z", "type": "gemini", "content": "Let me look.",
+         "model": "gemini-2.5-pro", "thoughts": [{"subject": "Plan", "description": "search first"}],
+         "tokens": gemini_tokens(6000, 0, 40, 200),
+         "toolCalls": [call("c1", "read_file", {"file_path": "src/net.py"}, "def fetch():\n    pass\n" * 60),
+                       call("c2", "grep_search", {"pattern": "retry"}, "src/net.py:12: retry = 3")]},
+        {"id": "m3", "timestamp": "2026-02-10T09:00:09.000Z", "type": "gemini", "content": "",
+         "model": "gemini-2.5-pro", "tokens": gemini_tokens(7500, 5900, 60),
+         "toolCalls": [call("c3", "replace", {"file_path": "src/net.py", "old_string": "retry = 3",
+                                                 "new_string": "retry = 5"}, "Replaced 1 occurrence.")]},
+        {"id": "m4", "timestamp": "2026-02-10T09:00:12.000Z", "type": "info", "content": "Request cancelled."},
+        {"id": "m5", "timestamp": "2026-02-10T09:00:13.000Z", "type": "gemini", "content": "Done: retries are 5.",
+         "model": "gemini-2.5-flash", "tokens": gemini_tokens(7700, 7400, 20)},
+        {"id": "m6", "timestamp": "2026-02-10T09:00:20.000Z", "type": "gemini", "content": "", "tokens": None},
+    ]
+    return messages, {"calls": 3, "prompt": 6000 + 7500 + 7700, "cache_read": 5900 + 7400,
+                      "output": 240 + 60 + 20}
+
+
+def gemini_json(home: Path, project: str = "5f" * 32, session_id: str = "3c2a1b0d-aaaa-4bbb-8ccc-000000000001",
+                kind: str | None = None) -> tuple[Path, dict]:
+    messages, want = gemini_messages()
+    document = {"sessionId": session_id, "projectHash": project, "startTime": "2026-02-10T08:59:58.000Z",
+                "lastUpdated": "2026-02-10T09:00:20.000Z", "messages": messages}
+    if kind:
+        document["kind"] = kind
+    path = home / "tmp" / project / "chats" / f"session-2026-02-10T08-59-{session_id[:8]}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document))
+    return path, want
+
+
+def gemini_jsonl(home: Path, project: str = "my-app") -> tuple[Path, dict]:
+    """The 2026 shape: each message appended again as it fills in (the tool results arrive later)."""
+    messages, want = gemini_messages()
+    rows: list = [{"sessionId": "7e6d5c4b-bbbb-4ccc-8ddd-000000000002", "projectHash": "ab" * 32,
+                   "startTime": "2026-05-01T07:00:00.000Z", "lastUpdated": "2026-05-01T07:00:00.000Z",
+                   "kind": "main"}]
+    for message in messages:
+        if message.get("toolCalls"):
+            rows.append({**message, "toolCalls": [{k: v for k, v in c.items() if k != "result"}
+                                                  for c in message["toolCalls"]]})
+        rows.append(message)
+        rows.append({"$set": {"lastUpdated": message["timestamp"]}})
+    path = home / "tmp" / project / "chats" / "session-2026-05-01T07-00-7e6d5c4b.jsonl"
+    return _lines(path, rows), want

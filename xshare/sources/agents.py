@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from xshare.sources import codex
+from xshare.sources import codex, gemini
 
-ADAPTERS: tuple[ModuleType, ...] = (codex,)
+ADAPTERS: tuple[ModuleType, ...] = (codex, gemini)
 BY_AGENT = {adapter.AGENT: adapter for adapter in ADAPTERS}
 
 
