@@ -4,6 +4,7 @@ Every text, id and number here is made up; none comes from a real session."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 
@@ -153,3 +154,86 @@ def gemini_jsonl(home: Path, project: str = "my-app") -> tuple[Path, dict]:
         rows.append({"$set": {"lastUpdated": message["timestamp"]}})
     path = home / "tmp" / project / "chats" / "session-2026-05-01T07-00-7e6d5c4b.jsonl"
     return _lines(path, rows), want
+
+
+# --- OpenCode -------------------------------------------------------------------------------------------
+
+OPENCODE_SCHEMA = """
+CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT, parent_id TEXT, slug TEXT, directory TEXT, title TEXT,
+    version TEXT, time_created INTEGER, time_updated INTEGER, time_compacting INTEGER, cost REAL,
+    tokens_input INTEGER, tokens_output INTEGER, tokens_cache_read INTEGER, tokens_cache_write INTEGER);
+CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT, time_created INTEGER, time_updated INTEGER, data TEXT);
+CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT, session_id TEXT, time_created INTEGER,
+    time_updated INTEGER, data TEXT);
+CREATE TABLE credential (id TEXT PRIMARY KEY, secret TEXT);
+"""
+
+
+def opencode_step(prompt: int, read: int, write: int, output: int) -> dict:
+    return {"type": "step-finish", "reason": "tool-calls", "cost": 0.001,
+            "tokens": {"total": prompt + read + write + output, "input": prompt, "output": output, "reasoning": 0,
+                       "cache": {"read": read, "write": write}}}
+
+
+def opencode_tool(call_id: str, tool: str, arguments: dict, output: str) -> dict:
+    return {"type": "tool", "tool": tool, "callID": call_id,
+            "state": {"status": "completed", "input": arguments, "output": output, "title": tool,
+                      "time": {"start": 1781000001000, "end": 1781000002000}}}
+
+
+def opencode_db(path: Path, compaction: bool = False) -> tuple[Path, dict]:
+    """A session with a two-step assistant message (a read, then a bash run), a child session from the
+    task tool, and optionally a compaction with its summary message."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(path)
+    connection.executescript(OPENCODE_SCHEMA)
+    connection.execute("INSERT INTO credential VALUES ('c1', 'invented-not-a-secret')")
+    sessions = [("ses_b001", None, 1781000000000, 1781000090000), ("ses_b002", "ses_b001", 1781000030000,
+                                                                     1781000040000)]
+    for sid, parent, created, updated in sessions:
+        connection.execute("INSERT INTO session (id, parent_id, version, time_created, time_updated) VALUES "
+                           "(?, ?, '1.17.3', ?, ?)", (sid, parent, created, updated))
+    messages = [
+        ("msg_a001", "ses_b001", {"role": "user", "time": {"created": 1781000000500}},
+         [{"type": "text", "text": "Why is the build slow?"}]),
+        ("msg_a002", "ses_b001", {"role": "assistant", "modelID": "kimi-k2", "providerID": "moonshot",
+                                  "time": {"created": 1781000001000},
+                                  "tokens": {"input": 1, "output": 1, "reasoning": 0,
+                                             "cache": {"read": 0, "write": 0}}},  # the last step's: not used
+         [{"type": "step-start"}, {"type": "reasoning", "text": "Read the config."},
+          opencode_tool("t1", "read", {"filePath": "/w/build.js"}, "module.exports = {}\n" * 50),
+          opencode_step(4000, 0, 3000, 50), {"type": "step-start"},
+          opencode_tool("t2", "bash", {"command": "npm run build", "description": "build"}, "built in 9s"),
+          opencode_step(200, 8200, 0, 40), {"type": "step-start"}, {"type": "text", "text": "It minifies twice."},
+          opencode_step(300, 8400, 0, 30)]),
+        ("msg_c001", "ses_b002", {"role": "user", "time": {"created": 1781000030000}},
+         [{"type": "text", "text": "Find every webpack plugin."}]),
+        ("msg_c002", "ses_b002", {"role": "assistant", "modelID": "kimi-k2", "time": {"created": 1781000031000}},
+         [{"type": "step-start"}, opencode_tool("t3", "grep", {"pattern": "Plugin"}, "build.js:3"),
+          opencode_step(2500, 0, 0, 20), {"type": "text", "text": "One plugin."}, opencode_step(100, 2500, 0, 5)]),
+    ]
+    want = {"ses_b001": {"calls": 3, "prompt": 7000 + 8400 + 8700, "cache_write": 3000, "cache_read": 16600},
+            "ses_b002": {"calls": 2, "prompt": 5100, "cache_write": 0, "cache_read": 2500}}
+    if compaction:
+        messages += [
+            ("msg_a003", "ses_b001", {"role": "user", "time": {"created": 1781000050000}},
+             [{"type": "compaction", "auto": True}]),
+            ("msg_a004", "ses_b001", {"role": "assistant", "summary": True, "modelID": "kimi-k2",
+                                      "time": {"created": 1781000051000}},
+             [{"type": "step-start"}, {"type": "text", "text": "Summary: build minifies twice."},
+              opencode_step(500, 8800, 0, 60)]),
+            ("msg_a005", "ses_b001", {"role": "user", "time": {"created": 1781000060000}},
+             [{"type": "text", "text": "Fix it."}]),
+            ("msg_a006", "ses_b001", {"role": "assistant", "modelID": "kimi-k2", "time": {"created": 1781000061000}},
+             [{"type": "step-start"}, {"type": "text", "text": "Done."}, opencode_step(900, 6500, 0, 5)]),
+        ]
+        want["ses_b001"] = {"calls": 5, "prompt": 7000 + 8400 + 8700 + 9300 + 7400, "cache_write": 3000,
+                            "cache_read": 16600 + 8800 + 6500}
+    for number, (mid, sid, data, parts) in enumerate(messages):
+        connection.execute("INSERT INTO message VALUES (?, ?, ?, ?, ?)", (mid, sid, number, number, json.dumps(data)))
+        for index, part in enumerate(parts):
+            connection.execute("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)",
+                               (f"prt_{mid[4:]}_{index:03d}", mid, sid, number, number, json.dumps(part)))
+    connection.commit()
+    connection.close()
+    return path, want

@@ -266,6 +266,7 @@ def measure_agents(result: Measured, agent_homes: dict[str, list[str] | None] | 
             continue
         homes = agents.homes(adapter, given)
         result.looked_in += adapter.describe(homes)
+        result.problems.update(getattr(adapter, "unread", lambda _: [])(homes))
         files = adapter.discover(homes)
         result.sources[adapter.NAME] = "read" if files else "not found"
         if files:

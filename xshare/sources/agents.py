@@ -4,7 +4,8 @@ Each adapter module exposes AGENT (the rows' agent), NAME (for the report's head
 option's dest, e.g. codex_home), KIND ("files": one session per file, cached by size and mtime;
 "database": many sessions per file, cached by the file's and its -wal's stamp), default_homes(),
 describe(homes) (where it looked, for stderr), discover(homes) -> files, and
-read(file, count, tokenizer, problems, ledgers=None) -> rows.
+read(file, count, tokenizer, problems, ledgers=None) -> rows; optionally unread(homes) -> problems (what
+is there but not read).
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from xshare.sources import codex, gemini
+from xshare.sources import codex, gemini, opencode
 
-ADAPTERS: tuple[ModuleType, ...] = (codex, gemini)
+ADAPTERS: tuple[ModuleType, ...] = (codex, gemini, opencode)
 BY_AGENT = {adapter.AGENT: adapter for adapter in ADAPTERS}
 
 
