@@ -237,3 +237,54 @@ def opencode_db(path: Path, compaction: bool = False) -> tuple[Path, dict]:
     connection.commit()
     connection.close()
     return path, want
+
+
+# --- OpenClaw -------------------------------------------------------------------------------------------
+
+
+def openclaw_usage(prompt: int, read: int, write: int, output: int) -> dict:
+    return {"input": prompt, "output": output, "cacheRead": read, "cacheWrite": write,
+            "totalTokens": prompt + output + read + write, "cost": {"total": 0.001}}
+
+
+def openclaw_session(home: Path, session_id: str = "6a5b4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2d", suffix: str = "",
+                     compaction: bool = False) -> tuple[Path, dict]:
+    """A chat: a read and a fetch, an errored request billed nothing, a write, an answer."""
+    def entry(number: int, kind: str, **fields) -> dict:
+        return {"type": kind, "id": f"e{number:03d}", "parentId": f"e{number - 1:03d}" if number else None,
+                "timestamp": f"2026-04-01T12:00:{number:02d}.000Z", **fields}
+
+    def assistant(content: list, usage: dict, stop: str = "toolUse") -> dict:
+        return {"role": "assistant", "content": content, "api": "anthropic-messages", "provider": "example",
+                "model": "claw-model-1", "usage": usage, "stopReason": stop, "timestamp": 1775044800000}
+
+    def result(call_id: str, tool: str, text: str) -> dict:
+        return {"role": "toolResult", "toolCallId": call_id, "toolName": tool,
+                "content": [{"type": "text", "text": text}], "isError": False}
+
+    rows = [
+        {"type": "session", "version": 3, "id": session_id, "timestamp": "2026-04-01T12:00:00.000Z", "cwd": "/w"},
+        entry(1, "model_change", provider="example", modelId="claw-model-1"),
+        entry(2, "message", message={"role": "user", "content": [{"type": "text", "text": "What does cli.js do?"}]}),
+        entry(3, "message", message=assistant([{"type": "thinking", "thinking": "Read it."},
+                                               {"type": "toolCall", "id": "k1", "name": "read",
+                                                "arguments": {"path": "/w/cli.js"}},
+                                               {"type": "toolCall", "id": "k2", "name": "exec",
+                                                "arguments": {"command": "grep -n main /w/cli.js"}}],
+                                              openclaw_usage(300, 0, 5000, 80))),
+        entry(4, "message", message=result("k1", "read", "#!/usr/bin/env node\n" * 80)),
+        entry(5, "message", message=result("k2", "exec", "12: main()")),
+        entry(6, "message", message={**assistant([], openclaw_usage(0, 0, 0, 0), "error"),
+                                     "errorMessage": "overloaded"}),
+        entry(7, "message", message=assistant([{"type": "toolCall", "id": "k3", "name": "write",
+                                                "arguments": {"path": "/w/NOTES.md", "content": "cli.js parses"}}],
+                                              openclaw_usage(1900, 5000, 0, 60))),
+        entry(8, "message", message=result("k3", "write", "wrote 13 bytes")),
+    ]
+    if compaction:
+        rows.append(entry(9, "compaction", summary="Read cli.js; wrote notes.", firstKeptEntryId="e007",
+                          tokensBefore=7000))
+    rows.append(entry(10, "message", message=assistant([{"type": "text", "text": "It parses flags."}],
+                                                       openclaw_usage(200, 6900, 0, 20), "stop")))
+    path = _lines(home / "agents" / "main" / "sessions" / f"{session_id}.jsonl{suffix}", rows)
+    return path, {"calls": 3, "prompt": 5300 + 6900 + 7100, "cache_read": 11900, "cache_write": 5000}

@@ -13,9 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from xshare.sources import codex, gemini, opencode
+from xshare.sources import codex, gemini, openclaw, opencode
 
-ADAPTERS: tuple[ModuleType, ...] = (codex, gemini, opencode)
+ADAPTERS: tuple[ModuleType, ...] = (codex, gemini, opencode, openclaw)
 BY_AGENT = {adapter.AGENT: adapter for adapter in ADAPTERS}
 
 
