@@ -152,10 +152,15 @@ def cmd_session(args: argparse.Namespace) -> int:
             row, problems = measure_one(file, _choice(args))
         elif not args.session.endswith(".jsonl"):
             row, problems = find_hermes_session(args.session, _choice(args), args.hermes_db)
+            if row is None:  # another agent's session id (Codex, Gemini CLI, OpenCode, OpenClaw)
+                from xshare.sessions import find_agent_session
+
+                row, more, _ = find_agent_session(args.session, _choice(args), _agent_homes(args))
+                problems = {**problems, **more}
         _report_problems(problems)
         if row is None:
-            _say(f"no Claude Code transcript or Hermes session matches {args.session!r} "
-                 "(give a transcript path or a session id)")
+            _say(f"no Claude Code transcript or Hermes session matches {args.session!r}, nor any Codex, Gemini CLI, "
+                 "OpenCode or OpenClaw session (give a transcript path or a session id)")
             return 2
     if args.json:
         _print_json(row)
@@ -164,6 +169,32 @@ def cmd_session(args: argparse.Namespace) -> int:
 
         sys.stdout.write(session_summary(row))
     return 0
+
+
+def _tool_verdict(call: dict, classify_tool) -> tuple[str, str]:
+    """A tool call's category and why: another agent's by its own tools (an argv list shown as the
+    command it runs), else Claude Code's and Hermes's."""
+    from xshare.agent_tools import AGENT_TOOLS, explain_tool
+    from xshare.classify import command_of, explain_command
+
+    agent, name, tool_input = call.get("agent"), call["tool"], call.get("input")
+    if agent in AGENT_TOOLS:
+        verdict = explain_tool(agent, name, tool_input)
+        shown = f"; the command: {_one_line(verdict.command)}" if verdict.command is not None else ""
+        return verdict.category, f"{verdict.reason}{shown}"
+    if agent not in (None, "claude", "claude-code", "hermes"):
+        raise ValueError(agent)
+    category = classify_tool(name, tool_input)
+    command = command_of(name, tool_input)
+    if command is not None and name in ("Bash", "terminal"):
+        verdict = explain_command(command)
+        return category, f"{verdict.reason} (stage {verdict.stage!r}, word {verdict.word!r})"
+    return category, f"tool {name!r} is {category}"
+
+
+def _one_line(text: str) -> str:
+    """One line for the terminal: control characters shown, never run."""
+    return text.encode("unicode_escape").decode("ascii") if not text.isprintable() else text
 
 
 def cmd_classify(args: argparse.Namespace) -> int:
@@ -176,9 +207,11 @@ def cmd_classify(args: argparse.Namespace) -> int:
                 continue
             try:
                 call = loads(line)
-                print(classify_tool(call["tool"], call.get("input")))
+                category, why = _tool_verdict(call, classify_tool)
+                print(f"{category}\t{why}" if args.why else category)
             except (ValueError, KeyError, TypeError, AttributeError):
-                _say(f'line {number}: expected {{"tool": NAME, "input": {{...}}}}')
+                _say(f'line {number}: expected {{"tool": NAME, "input": {{...}}}} (and optionally "agent": '
+                     f'codex, gemini, opencode or openclaw)')
                 print("invalid")
         return 0
     if not args.commands:
@@ -332,7 +365,8 @@ def build_parser() -> argparse.ArgumentParser:
     classify.add_argument("commands", nargs="*", metavar="COMMAND")
     classify.add_argument("--why", action="store_true", help="name the stage and word that decided")
     classify.add_argument("--jsonl", action="store_true",
-                          help='read {"tool": NAME, "input": {...}} lines on stdin, print one category each')
+                          help='read {"tool": NAME, "input": {...}} lines on stdin, print one category each; '
+                               'add "agent": codex, gemini, opencode or openclaw for their tools')
     classify.set_defaults(handler=cmd_classify)
     hook = commands.add_parser("hook", help="Claude Code hook: update the live session state (reads stdin)")
     hook.set_defaults(handler=cmd_hook)

@@ -528,8 +528,20 @@ def _hermes_html(args: argparse.Namespace, choice: tokenizers.TokenizerChoice, o
     except OSError as error:
         say(f"could not write the page: {error.strerror or error}")
         return 1
+    if path is None:  # another agent's session (Codex, Gemini CLI, OpenCode, OpenClaw)?
+        from xshare.cli import _agent_homes
+        from xshare.html_agents import write_agent_page
+
+        try:
+            path, problems = write_agent_page(args.session, _agent_homes(args), choice, out)
+        except OSError as error:
+            say(f"could not write the page: {error.strerror or error}")
+            return 1
+        for kind, count in sorted(problems.items()):
+            say(f"{kind}: {count:,}")
     if path is None:
-        say(f"no Claude Code transcript or Hermes session matches {args.session!r}")
+        say(f"no Claude Code transcript or Hermes session matches {args.session!r}, nor any Codex, Gemini CLI, "
+            "OpenCode or OpenClaw session")
         return 2
     return _done(path, args.open)
 

@@ -344,3 +344,28 @@ def find_hermes_session(
         if rows:
             return rows[0], problems
     return None, problems
+
+
+def find_agent_session(
+    session_id: str, choice: tokenizers.TokenizerChoice, agent_homes: dict[str, list[str] | None] | None = None,
+    ledgers: dict | None = None,
+) -> tuple[dict | None, Counter, str | None]:
+    """Another agent's session by its id: its row, the problems met, and the file it came from. Files
+    whose name holds the id are read first; with `ledgers`, its detailed ledger is left there."""
+    problems: Counter = Counter()
+    _init_worker(choice)
+    for adapter in agents.ADAPTERS:
+        given = (agent_homes or {}).get(adapter.AGENT)
+        if given == []:
+            continue
+        files = adapter.discover(agents.homes(adapter, given))
+        likely = [path for path in files if session_id in path.name or session_id[:8] in path.name]
+        for path in likely + [path for path in files if path not in likely]:
+            found: dict = {}
+            rows = adapter.read(path, _counter.count, _counter.name, problems, found)
+            row = next((row for row in rows if row["id"] == session_id), None)
+            if row is not None:
+                if ledgers is not None:
+                    ledgers[session_id] = found[session_id]
+                return row, problems, str(path)
+    return None, problems, None
