@@ -68,6 +68,8 @@ def iso_time(value: object) -> str | None:
     written, epoch seconds or milliseconds (numbers, or digits in a string) converted."""
     if isinstance(value, str):
         text = value.strip()
+        if len(text) == 24 and text[10] == "T" and text[-1] == "Z" and text[19] == ".":
+            return text  # already the form written (Codex, Gemini, OpenClaw lines): no parse
         if text.isdigit():
             value = int(text)
         else:
