@@ -61,12 +61,18 @@ def _measure_in_window(args: argparse.Namespace, window):
     from xshare.sessions import measure_all
 
     measured = measure_all(args.claude_root, _choice(args), window.since, not args.no_cache,
-                           hermes_dbs=args.hermes_db)
+                           hermes_dbs=args.hermes_db, agent_homes=_agent_homes(args))
     _report_problems(measured.problems)
     placed = [(window.place(row), row) for row in measured.rows]  # a session without API calls is a session
     rows = [row for place, row in placed if place == "in"]
     deferred = sum(1 for place, _ in placed if place == "deferred")
     return measured, rows, deferred
+
+
+def _agent_homes(args: argparse.Namespace) -> dict[str, list[str] | None]:
+    from xshare.sources.agents import homes_given
+
+    return homes_given(args)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -81,6 +87,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         demo_home = tempfile.TemporaryDirectory(prefix="xshare-demo-")
         args.claude_root = [str(write_demo_corpus(Path(demo_home.name)))]
         args.hermes_db = []  # the demo is the shipped corpus only, never this machine's Hermes sessions
+        for flag in ("codex_home", "gemini_home", "opencode_db", "openclaw_home"):
+            setattr(args, flag, [])  # nor any other agent's
         args.no_cache = True
         window = Window(None, datetime.now(timezone.utc), "the demo corpus that ships with xshare")
     else:
@@ -157,10 +165,15 @@ def cmd_session(args: argparse.Namespace) -> int:
             row, problems = measure_one(file, _choice(args))
         elif not args.session.endswith(".jsonl"):
             row, problems = find_hermes_session(args.session, _choice(args), args.hermes_db)
+            if row is None:  # another agent's session id (Codex, Gemini CLI, OpenCode, OpenClaw)
+                from xshare.sessions import find_agent_session
+
+                row, more, _ = find_agent_session(args.session, _choice(args), _agent_homes(args))
+                problems = {**problems, **more}
         _report_problems(problems)
         if row is None:
-            _say(f"no Claude Code transcript or Hermes session matches {args.session!r} "
-                 "(give a transcript path or a session id)")
+            _say(f"no Claude Code transcript or Hermes session matches {args.session!r}, nor any Codex, Gemini CLI, "
+                 "OpenCode or OpenClaw session (give a transcript path or a session id)")
             return 2
     if args.json:
         _print_json(row)
@@ -169,6 +182,32 @@ def cmd_session(args: argparse.Namespace) -> int:
 
         sys.stdout.write(session_summary(row))
     return 0
+
+
+def _tool_verdict(call: dict, classify_tool) -> tuple[str, str]:
+    """A tool call's category and why: another agent's by its own tools (an argv list shown as the
+    command it runs), else Claude Code's and Hermes's."""
+    from xshare.agent_tools import AGENT_TOOLS, explain_tool
+    from xshare.classify import command_of, explain_command
+
+    agent, name, tool_input = call.get("agent"), call["tool"], call.get("input")
+    if agent in AGENT_TOOLS:
+        verdict = explain_tool(agent, name, tool_input)
+        shown = f"; the command: {_one_line(verdict.command)}" if verdict.command is not None else ""
+        return verdict.category, f"{verdict.reason}{shown}"
+    if agent not in (None, "claude", "claude-code", "hermes"):
+        raise ValueError(agent)
+    category = classify_tool(name, tool_input)
+    command = command_of(name, tool_input)
+    if command is not None and name in ("Bash", "terminal"):
+        verdict = explain_command(command)
+        return category, f"{verdict.reason} (stage {verdict.stage!r}, word {verdict.word!r})"
+    return category, f"tool {name!r} is {category}"
+
+
+def _one_line(text: str) -> str:
+    """One line for the terminal: control characters shown, never run."""
+    return text.encode("unicode_escape").decode("ascii") if not text.isprintable() else text
 
 
 def cmd_classify(args: argparse.Namespace) -> int:
@@ -181,9 +220,11 @@ def cmd_classify(args: argparse.Namespace) -> int:
                 continue
             try:
                 call = loads(line)
-                print(classify_tool(call["tool"], call.get("input")))
+                category, why = _tool_verdict(call, classify_tool)
+                print(f"{category}\t{why}" if args.why else category)
             except (ValueError, KeyError, TypeError, AttributeError):
-                _say(f'line {number}: expected {{"tool": NAME, "input": {{...}}}}')
+                _say(f'line {number}: expected {{"tool": NAME, "input": {{...}}}} (and optionally "agent": '
+                     f'codex, gemini, opencode or openclaw)')
                 print("invalid")
         return 0
     if not args.commands:
@@ -283,6 +324,16 @@ def _add_measure_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hermes-db", action="append", metavar="PATH",
                         help="a Hermes state.db, opened read-only (repeatable); default: $HERMES_HOME/state.db, "
                              "else ~/.hermes/state.db, plus ~/.hermes/profiles/*/state.db")
+    for flag, what, default in (
+        ("--codex-home", "a Codex CLI home", "$CODEX_HOME, else ~/.codex"),
+        ("--gemini-home", "a Gemini CLI home (the .gemini folder)", "$GEMINI_CLI_HOME/.gemini, else ~/.gemini"),
+        ("--opencode-db", "an OpenCode opencode.db, or its data folder",
+         "$XDG_DATA_HOME/opencode, else ~/.local/share/opencode"),
+        ("--openclaw-home", "an OpenClaw state folder",
+         "$OPENCLAW_STATE_DIR, else $OPENCLAW_HOME/.openclaw, else ~/.openclaw"),
+    ):
+        parser.add_argument(flag, action="append", metavar="PATH",
+                            help=f"{what}, read-only (repeatable); default: {default}")
     parser.add_argument("--estimate", action="store_true", help="count characters / 4 instead of o200k_base")
     parser.add_argument("--vocab", metavar="FILE", help="o200k_base.tiktoken file to use (or $XSHARE_VOCAB)")
     parser.add_argument("--no-cache", action="store_true", help="read every transcript again")
@@ -352,7 +403,8 @@ def build_parser() -> argparse.ArgumentParser:
     classify.add_argument("commands", nargs="*", metavar="COMMAND")
     classify.add_argument("--why", action="store_true", help="name the stage and word that decided")
     classify.add_argument("--jsonl", action="store_true",
-                          help='read {"tool": NAME, "input": {...}} lines on stdin, print one category each')
+                          help='read {"tool": NAME, "input": {...}} lines on stdin, print one category each; '
+                               'add "agent": codex, gemini, opencode or openclaw for their tools')
     classify.set_defaults(handler=cmd_classify)
     hook = commands.add_parser("hook", help="Claude Code hook: update the live session state (reads stdin)")
     hook.set_defaults(handler=cmd_hook)

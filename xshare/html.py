@@ -299,6 +299,16 @@ def _hermes_html(args: argparse.Namespace, choice: tokenizers.TokenizerChoice, o
     except OSError as error:
         say(f"could not write the page: {error.strerror or error}")
         return 1
+    if path is None:  # another agent's session (Codex, Gemini CLI, OpenCode, OpenClaw)?
+        from xshare.html_agents import write_agent_page
+        from xshare.sources.agents import homes_given
+
+        try:
+            path, more = write_agent_page(args.session, homes_given(args), choice, out)
+        except OSError as error:
+            say(f"could not write the page: {error.strerror or error}")
+            return 1
+        problems.update(more)
     if path is None:
         locked = any(hermes.LOCKED in kind for kind in problems)
         _say_problems(problems, say)  # first, so the verdict below is the last line
@@ -306,7 +316,8 @@ def _hermes_html(args: argparse.Namespace, choice: tokenizers.TokenizerChoice, o
             say(f"could not look for {args.session!r}: a Hermes database is locked by another program; "
                 "try again when it is free")
         else:
-            say(f"no Claude Code transcript or Hermes session matches {args.session!r}")
+            say(f"no Claude Code transcript or Hermes session matches {args.session!r}, nor any Codex, "
+                "Gemini CLI, OpenCode or OpenClaw session")
         return 2
     return _done(path, args.open)
 

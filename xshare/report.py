@@ -163,6 +163,8 @@ def summarize(rows: list[dict]) -> dict[str, dict]:
             "unrecorded_calls": sum(row.get("unrecorded_calls", 0) for row in group),
             "unrecorded_prompt_tokens": sum(row.get("unrecorded_prompt_tokens", 0) for row in group),
             "unrecorded_tasks": _summed_tasks(group),
+            # sessions whose agent recorded no token usage (Codex before 0.3x): counted, share unknown
+            "usage_unknown_sessions": sum(1 for row in group if row.get("usage_unknown")),
             "context_tokens": context,
             "recorded_over_billed": share(context, prompt),
             "exploration_share_of_context": pooled,
@@ -248,6 +250,7 @@ class Report:
         ]
         lines += readings or ["  no interactive sessions in the window"]
         lines += _unrecorded_lines(self.groups)
+        lines += _unknown_usage_lines(self.groups)
         note = f" ({self.tokenizer_note})" if self.tokenizer_note else ""
         lines += ["", f"Tokenizer: {self.tokenizer}{note}", "", *COLUMN_NOTES]
         return printable_lines("\n".join(lines)) + "\n"  # the labels were made printable one by one above
@@ -290,6 +293,13 @@ def _unrecorded_lines(groups: dict[str, dict]) -> list[str]:
              for key, group in groups.items() if group.get("unrecorded_prompt_tokens")]
     return ["", "Billed calls the record does not show (included above, as overhead beside what they carried):",
             "", *notes] if notes else []
+
+
+def _unknown_usage_lines(groups: dict[str, dict]) -> list[str]:
+    notes = [f"  {key}: {count:,} session{' records' if count == 1 else 's record'} no token usage (an agent "
+             "version that wrote none): counted, their share unknown"
+             for key, group in groups.items() if (count := group.get("usage_unknown_sessions"))]
+    return ["", "Sessions without token usage:", "", *notes] if notes else []
 
 
 def _label(key: str) -> str:

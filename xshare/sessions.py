@@ -18,7 +18,7 @@ from pathlib import Path
 from xshare import METHOD_VERSION
 from xshare import tokens as tokenizers
 from xshare.family import complete_rows, complete_with_unrecorded
-from xshare.sources import claude, hermes
+from xshare.sources import agents, claude, hermes
 from xshare.sources.claude import ClaudeTranscript, TranscriptFile
 from xshare.store import atomic_write, dumps, read_json, state_dir
 
@@ -189,12 +189,101 @@ def measure_hermes(
     return rows, problems
 
 
+def _read_agent_file(job: tuple[str, Path]) -> tuple[list[dict], dict]:
+    """One file of another agent (a worker's job): its rows and problems."""
+    problems: Counter = Counter()
+    rows = agents.BY_AGENT[job[0]].read(job[1], _counter.count, _counter.name, problems)
+    return rows, dict(problems)
+
+
+def _read_agent_files(agent: str, todo: list[Path], total: int, workers: int | None) -> list:
+    jobs = [(agent, path) for path in todo]
+    workers = workers or os.cpu_count() or 1
+    if workers < 2 or len(jobs) < 2 or total < _PARALLEL_MIN_BYTES:
+        return [_read_agent_file(job) for job in jobs]
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
+                             initargs=(_counter.choice,)) as pool:
+        return list(pool.map(_read_agent_file, jobs))
+
+
+def measure_agent(
+    adapter, files: list[Path], choice: tokenizers.TokenizerChoice, since: datetime | None = None,
+    use_cache: bool = True, workers: int | None = None,
+) -> tuple[list[dict], Counter]:
+    """Rows of another agent's files (sources/agents.py), each read again only when it changed: a
+    session file by its size and mtime, a database by its own and its -wal's (files last written
+    before `since` cannot hold a session in it)."""
+    cached = _load_cache(choice, adapter.AGENT) if use_cache else {}
+    fresh: dict[str, list] = {}
+    todo: list[tuple[Path, list]] = []
+    problems: Counter = Counter()
+    oldest_ns = int((since.timestamp() - 86400) * 1e9) if since else None
+    for path in files:
+        stamp = _database_stamp(path) if adapter.KIND == "database" else _stat_path(path)
+        if stamp is None:
+            problems[f"{adapter.NAME} files that vanished or could not be read"] += 1
+            continue
+        if oldest_ns is not None and max(stamp[1::2]) < oldest_ns:
+            continue
+        entry = cached.get(str(path))
+        if entry and entry[0] == stamp:
+            fresh[str(path)] = entry
+        else:
+            todo.append((path, stamp))
+    todo.sort(key=lambda item: -item[1][0])
+    if todo:
+        _init_worker(choice)
+        found = _read_agent_files(adapter.AGENT, [path for path, _ in todo], sum(s[0] for _, s in todo), workers)
+        for (path, stamp), (rows, trouble) in zip(todo, found, strict=True):
+            fresh[str(path)] = [stamp, rows, trouble]
+    rows = []
+    for entry in fresh.values():
+        rows += entry[1]
+        problems.update(entry[2])
+    if use_cache and todo:
+        kept = {path: entry for path, entry in cached.items() if Path(path).exists()}
+        _save_cache(_counter.choice, {**kept, **fresh}, adapter.AGENT)
+    return rows, problems
+
+
+def _stat_path(path: Path) -> list[int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return [stat.st_size, stat.st_mtime_ns]
+
+
+def measure_agents(result: Measured, agent_homes: dict[str, list[str] | None] | None, since: datetime | None,
+                   use_cache: bool) -> None:
+    """Add every other agent's rows to `result`; an agent given an empty list is not looked for."""
+    for adapter in agents.ADAPTERS:
+        given = (agent_homes or {}).get(adapter.AGENT)
+        if given == []:
+            continue
+        homes = agents.homes(adapter, given)
+        result.looked_in += adapter.describe(homes)
+        result.problems.update(getattr(adapter, "unread", lambda _: [])(homes))
+        files = adapter.discover(homes)
+        result.sources[adapter.NAME] = "read" if files else "not found"
+        if files:
+            rows, problems = measure_agent(adapter, files, result.tokenizer, since, use_cache)
+            result.rows += rows
+            result.problems.update(problems)
+            if _counter:
+                result.tokenizer = _counter.choice
+
+
 def measure_all(
     claude_roots: list[str] | None,
     choice: tokenizers.TokenizerChoice,
     since: datetime | None = None,
     use_cache: bool = True,
     hermes_dbs: list[str] | None = None,
+    agent_homes: dict[str, list[str] | None] | None = None,
 ) -> Measured:
     """Every agent's sessions on this machine (or under the roots and databases given; hermes_dbs=[]: none)."""
     roots = [claude.resolve_root(root) for root in claude_roots] if claude_roots else claude.default_roots()
@@ -218,6 +307,7 @@ def measure_all(
             result.tokenizer = _counter.choice  # the vocabulary may have proved unusable on load
     if hermes_dbs != []:  # an explicit empty list (the demo) looks for no Hermes database at all
         result.sources["Hermes"] = "read" if any(path.is_file() for path in databases) else "not found"
+    measure_agents(result, agent_homes, since, use_cache)
     return result
 
 
@@ -256,3 +346,28 @@ def find_hermes_session(
         if rows:
             return rows[0], problems
     return None, problems
+
+
+def find_agent_session(
+    session_id: str, choice: tokenizers.TokenizerChoice, agent_homes: dict[str, list[str] | None] | None = None,
+    ledgers: dict | None = None,
+) -> tuple[dict | None, Counter, str | None]:
+    """Another agent's session by its id: its row, the problems met, and the file it came from. Files
+    whose name holds the id are read first; with `ledgers`, its detailed ledger is left there."""
+    problems: Counter = Counter()
+    _init_worker(choice)
+    for adapter in agents.ADAPTERS:
+        given = (agent_homes or {}).get(adapter.AGENT)
+        if given == []:
+            continue
+        files = adapter.discover(agents.homes(adapter, given))
+        likely = [path for path in files if session_id in path.name or session_id[:8] in path.name]
+        for path in likely + [path for path in files if path not in likely]:
+            found: dict = {}
+            rows = adapter.read(path, _counter.count, _counter.name, problems, found)
+            row = next((row for row in rows if row["id"] == session_id), None)
+            if row is not None:
+                if ledgers is not None:
+                    ledgers[session_id] = found[session_id]
+                return row, problems, str(path)
+    return None, problems, None

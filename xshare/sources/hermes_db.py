@@ -38,9 +38,10 @@ def _identity(path: Path) -> tuple | None:
 
 @contextlib.contextmanager
 def open_database(
-    path: Path, problems: Counter, careful: bool = False
+    path: Path, problems: Counter, careful: bool = False, label: str = "Hermes"
 ) -> Iterator[tuple[sqlite3.Connection, Callable[[], bool]]]:
-    """A read-only connection to a Hermes database, and a check that what was read is still current.
+    """A read-only connection to a Hermes database (or OpenCode's: `label` names it in messages), and a
+    check that what was read is still current.
 
     Never a writable connection to the user's file, and no new files beside it: `mode=ro` on a WAL
     database with no `-wal`/`-shm` creates both and leaves them behind, so the way in depends on what is
@@ -58,9 +59,9 @@ def open_database(
         with open(path, "rb") as handle:
             header = handle.read(100)
     except OSError as error:
-        raise Unreadable(f"Hermes database {path} could not be opened ({error.strerror or error})") from error
+        raise Unreadable(f"{label} database {path} could not be opened ({error.strerror or error})") from error
     if not header.startswith(SQLITE_MAGIC):
-        raise Unreadable(f"Hermes database {path} is not an SQLite database; skipped")
+        raise Unreadable(f"{label} database {path} is not an SQLite database; skipped")
     wal_mode = len(header) > 19 and header[18] == 2
     wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
     wal_state = _identity(wal)
@@ -98,7 +99,7 @@ def open_database(
         for suffix in ("-wal", "-journal"):
             if Path(f"{path}{suffix}").exists():
                 shutil.copyfile(f"{path}{suffix}", f"{copy}{suffix}")
-        problems["Hermes databases read from a private copy (a read-only folder, or a -wal without its -shm)"] += 1
+        problems[f"{label} databases read from a private copy (a read-only folder, or a -wal without its -shm)"] += 1
         # our own copy in our own folder: opened normally so SQLite can replay its WAL or hot journal
         connection = sqlite3.connect(copy, isolation_level=None)
         try:

@@ -1,0 +1,167 @@
+"""What the Codex, Gemini, OpenCode and OpenClaw readers share: replaying a session through the ledger.
+
+These agents record the provider's usage per API call, so a call's bill is exact and caps what it may
+carry, and its overhead (system prompt, tool schemas: never recorded) is fixed at the thread's first
+call, as for Claude Code. The model's own output of a call (its text, reasoning summaries, tool calls)
+is held back until that call is counted, then becomes present for the next one; a tool's result is
+present from the call after it. A call whose bill is zero (a failed request) is no call.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from datetime import datetime, timezone
+
+from xshare.agent_tools import explain_tool
+from xshare.ledger import FIRST_CALL, Ledger, session_row
+from xshare.store import dumps, loads
+
+USAGE_UNKNOWN = "usage_unknown"  # row field: why the agent's records hold no token usage
+
+
+def number(value: object) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else 0
+
+
+def parse_json(text: object) -> object:
+    if isinstance(text, (dict, list)):
+        return text
+    if not isinstance(text, (str, bytes)):
+        return None
+    try:
+        return loads(text)
+    except ValueError:
+        return None
+
+
+def as_text(value: object) -> str:
+    """What the model sees of a value: text as it is, anything else as compact JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    try:
+        return dumps(value).decode("utf-8", "replace")
+    except TypeError:
+        return str(value)
+
+
+def content_text(content: object) -> str:
+    """The text of a message's content: a string, or a list of parts with text (images are not text)."""
+    if isinstance(content, str):
+        return content
+    found = []
+    for part in content if isinstance(content, list) else ():
+        if isinstance(part, str):
+            found.append(part)
+        elif isinstance(part, dict):
+            for key in ("text", "thinking"):
+                if isinstance(part.get(key), str):
+                    found.append(part[key])
+                    break
+    return "\n".join(found)
+
+
+def iso_time(value: object) -> str | None:
+    """A timestamp as ISO-8601 UTC text ending in Z (rows of every agent sort as text): ISO strings as
+    written, epoch seconds or milliseconds (numbers, or digits in a string) converted."""
+    if isinstance(value, str):
+        text = value.strip()
+        if len(text) == 24 and text[10] == "T" and text[-1] == "Z" and text[19] == ".":
+            return text  # already the form written (Codex, Gemini, OpenClaw lines): no parse
+        if text.isdigit():
+            value = int(text)
+        else:
+            try:
+                moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            except ValueError:
+                return None
+            moment = moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+            return _format(moment.astimezone(timezone.utc))
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value or value <= 0:
+        return None
+    seconds = value / 1000 if value > 1e11 else value  # past 1e11 s (year 5138) it can only be milliseconds
+    try:
+        return _format(datetime.fromtimestamp(seconds, timezone.utc))
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def _format(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+class Replay:
+    """One session's messages, in order, through a ledger with per-call bills."""
+
+    def __init__(self, agent: str, count: Callable[[str], int], problems: Counter, detail: bool = False) -> None:
+        self.agent, self.count, self.problems = agent, count, problems
+        self.ledger = Ledger(overhead_mode=FIRST_CALL, detail=detail)
+        self.pending: list[tuple[str, str, str | None, str | None]] = []
+        self.tools: dict[str, tuple[str, object]] = {}  # call id -> (tool name, arguments)
+        self.model: str | None = None
+
+    def seen(self, timestamp: object) -> str | None:
+        stamp = iso_time(timestamp)
+        if stamp:
+            self.ledger.seen_time(stamp)
+        return stamp
+
+    def add(self, category: str, text: str, key: str | None = None, label: str | None = None) -> None:
+        """Input to the model (a prompt, a tool result): present from the next call on."""
+        self.flush()
+        self._add(category, text, key, label)
+
+    def output(self, category: str, text: str, key: str | None = None, label: str | None = None) -> None:
+        """The model's own output: present once the call that produced it is counted."""
+        self.pending.append((category, text, key, label))
+
+    def tool_call(self, call_id: object, name: object, arguments: object, key: str | None = None) -> str:
+        """A tool call the model made (output); returns its category, which its result takes too."""
+        name = name if isinstance(name, str) else ""
+        if isinstance(call_id, str) and call_id:
+            self.tools[call_id] = (name, arguments)
+        category = explain_tool(self.agent, name, arguments).category
+        self.output(category, f"{name} {as_text(arguments)}".strip(), key)
+        return category
+
+    def tool_result(self, call_id: object, text: str, name: object = None, key: str | None = None) -> None:
+        found = self.tools.get(call_id) if isinstance(call_id, str) else None
+        tool = found[0] if found else name if isinstance(name, str) else ""
+        if found is None:
+            self.problems[f"{self.agent} tool results whose call was not found (judged by name alone)"] += 1
+        category = explain_tool(self.agent, tool, found[1] if found else None).category
+        self.add(category, text, key, tool if self.ledger.detail else None)
+
+    def call(self, billed: int, usage: dict[str, int], time: str | None = None) -> bool:
+        """One API call billed `billed` prompt tokens; what the model produced before it joins after it."""
+        if billed <= 0:
+            self.flush()
+            return False
+        self.ledger.call(billed, usage=usage, cap=billed, model=self.model, time=time)
+        self.flush()
+        return True
+
+    def compact(self, summary: str = "") -> None:
+        self.flush()
+        self.ledger.compact()
+        self._add("conversation", summary)
+
+    def flush(self) -> None:
+        pending, self.pending = self.pending, []
+        for category, text, key, label in pending:
+            self._add(category, text, key, label)
+
+    def _add(self, category: str, text: str, key: str | None = None, label: str | None = None) -> None:
+        if text:
+            self.ledger.add(category, self.count(text), key=key, label=label)
+
+    def row(self, session_id: str, source: str, tokenizer: str, parent: str | None = None,
+            usage_unknown: str | None = None) -> dict:
+        self.flush()
+        row = session_row(self.ledger, session_id=session_id, agent=self.agent, source=source,
+                          tokenizer=tokenizer, parent=parent)
+        if usage_unknown:
+            row[USAGE_UNKNOWN] = usage_unknown
+        return row

@@ -1,0 +1,260 @@
+"""OpenAI Codex CLI: one rollout file per session under $CODEX_HOME (default ~/.codex).
+
+Where. `sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl`, archived ones under `archived_sessions/`, and a
+fork's legacy `sessions/rollout-<date>-<uuid>.json`. A subagent (e.g. `/review`) writes its own file whose
+`session_meta.source` is an object (`{"subagent": "review"}`): group `codex/subagent`; `exec` and `mcp`
+sources are `codex/automated`; the CLI, the TUI and the IDE are `codex/interactive`.
+
+What is recorded. From 0.36 every line is `{timestamp, type, payload}`: `session_meta` (id, source,
+instructions), `turn_context` (the model, per turn), `response_item` (the model-visible history: messages,
+reasoning summaries, `function_call`/`function_call_output`, `custom_tool_call` `apply_patch` and its
+output), `event_msg` (UI events, among them `token_count`) and `compacted` (a compaction's summary, and in
+newer versions its `replacement_history`). Reads are shell commands: the tool is `shell` (argv list,
+0.36-0.55), `shell_command` (a string, 0.63-0.77) or `exec_command` (`cmd`, 0.98+).
+
+Usage. One API call = one `token_count` event whose `total_token_usage` differs from the previous one
+(events repeat around task_complete and rate-limit updates); its usage is `last_token_usage`. Totals can
+go down after a resume or compaction, so they are never differenced. `cached_input_tokens` is part of
+`input_tokens`: prompt billed = input_tokens; cache read = cached_input_tokens; input (uncached) = the
+difference; cache write: none (OpenAI has no such charge). The model is the last `turn_context.model`.
+
+Presence and compaction. Each history item is present from the call after it; the model's own items
+(reasoning, messages, tool calls) come before their call's `token_count` and join after it. A `compacted`
+line drops everything before it; its summary (or its replacement history) is present after. Reasoning is
+counted by its summary text: the encrypted reasoning sent back to the model is overhead. The base system
+prompt (`base_instructions`) is never counted as a message: it is overhead, as for Claude Code.
+
+Unknown. The oldest format (Aug 2025: a bare header line, then Responses items) and the fork's `.json`
+record no token usage at all: such a session is counted, with no call and an unknown share (`usage_unknown`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+from xshare.sources.agent_common import Replay, as_text, content_text, number, parse_json
+from xshare.store import loads
+
+AGENT = "codex"
+NAME = "Codex CLI"
+FLAG = "codex_home"
+KIND = "files"
+NO_USAGE = "Codex before 0.3x recorded no token usage"
+INJECTED_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<permissions",
+                     "<collaboration_mode>", "<user_shell_command>")
+
+
+def default_homes() -> list[Path]:
+    explicit = os.environ.get("CODEX_HOME")
+    return [Path(explicit).expanduser() if explicit else Path.home() / ".codex"]
+
+
+def describe(homes: list[Path]) -> list[str]:
+    return [f"Codex CLI rollouts under {home}/sessions" for home in homes]
+
+
+def discover(homes: list[Path]) -> list[Path]:
+    found: list[Path] = []
+    for home in homes:
+        for folder in ("sessions", "archived_sessions"):
+            base = home / folder
+            if base.is_dir():
+                found += sorted(base.rglob("rollout-*.jsonl")) + sorted(base.glob("rollout-*.json"))
+    return list(dict.fromkeys(path for path in found if path.is_file()))
+
+
+def _source(source: object) -> tuple[str, str | None]:
+    """(group, parent thread id) of a session_meta source."""
+    if isinstance(source, dict):
+        parent = _find(source, "parent_thread_id")
+        return "subagent", parent
+    if source in ("exec", "mcp"):
+        return "automated", None
+    return "interactive", None
+
+
+def _find(value: object, key: str) -> str | None:
+    if isinstance(value, dict):
+        if isinstance(value.get(key), str):
+            return value[key]
+        for inner in value.values():
+            found = _find(inner, key)
+            if found:
+                return found
+    return None
+
+
+class _Rollout:
+    def __init__(self, path: Path, count: Callable[[str], int], problems: Counter, detail: bool) -> None:
+        self.path, self.problems = path, problems
+        self.replay = Replay(AGENT, count, problems, detail)
+        self.session_id = path.stem.removeprefix("rollout-")
+        self.source, self.parent = "interactive", None
+        self.total: tuple | None = None
+        self.usage_seen = False
+        self.meta_seen = False
+
+    def line(self, row: object) -> None:
+        if not isinstance(row, dict):
+            return
+        replay = self.replay
+        replay.seen(row.get("timestamp"))
+        kind, payload = row.get("type"), row.get("payload")
+        if kind is None and "payload" not in row:  # the oldest format: bare items after a header line
+            if "instructions" in row and "id" in row and not self.meta_seen:
+                self._meta(row)
+            else:
+                self.item(row)
+            return
+        if not isinstance(payload, dict):
+            return
+        if kind == "session_meta":
+            self._meta(payload)
+        elif kind == "turn_context":
+            if isinstance(payload.get("model"), str):
+                replay.model = payload["model"]
+        elif kind == "response_item":
+            self.item(payload)
+        elif kind == "compacted":
+            self._compacted(payload)
+        elif kind == "event_msg" and payload.get("type") == "token_count":
+            self._token_count(payload, row.get("timestamp"))
+
+    def _meta(self, meta: dict) -> None:
+        if self.meta_seen:
+            return  # a resumed session repeats its meta
+        self.meta_seen = True
+        if isinstance(meta.get("id"), str) and meta["id"]:
+            self.session_id = meta["id"]
+        self.source, self.parent = _source(meta.get("source"))
+        self.replay.seen(meta.get("timestamp"))
+        instructions = meta.get("instructions")
+        if isinstance(instructions, str):
+            self.replay.add("injected", instructions)  # the user's AGENTS.md, not the base prompt
+
+    def item(self, item: dict) -> None:
+        replay, kind = self.replay, item.get("type")
+        if kind == "message":
+            text = content_text(item.get("content"))
+            role = item.get("role")
+            if role == "assistant":
+                replay.output("conversation", text)
+            elif role in ("developer", "system") or text.lstrip().startswith(INJECTED_PREFIXES):
+                replay.add("injected", text)
+            else:
+                replay.add("conversation", text)
+        elif kind == "reasoning":
+            summary = item.get("summary")
+            replay.output("conversation", content_text(summary) if isinstance(summary, list) else "")
+        elif kind in ("function_call", "custom_tool_call"):
+            arguments = item.get("arguments") if kind == "function_call" else {"input": item.get("input")}
+            replay.tool_call(item.get("call_id"), item.get("name"), parse_json(arguments) or arguments)
+        elif kind == "local_shell_call":
+            action = item.get("action") if isinstance(item.get("action"), dict) else {}
+            replay.tool_call(item.get("call_id"), "local_shell", {"command": action.get("command")})
+        elif kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
+            output = item.get("output")
+            replay.tool_result(item.get("call_id"), _output_text(output))
+        elif kind == "web_search_call":
+            replay.output("web", as_text(item.get("action")))
+
+    def _compacted(self, payload: dict) -> None:
+        replay = self.replay
+        history = payload.get("replacement_history")
+        replay.compact(payload.get("message") if isinstance(payload.get("message"), str) else "")
+        for item in history if isinstance(history, list) else ():
+            if isinstance(item, dict):
+                self.item(item)
+        replay.flush()
+
+    def _token_count(self, payload: dict, timestamp: object) -> None:
+        info = payload.get("info")
+        if not isinstance(info, dict):
+            return
+        total, last = info.get("total_token_usage"), info.get("last_token_usage")
+        if not isinstance(total, dict) or not isinstance(last, dict):
+            return
+        self.usage_seen = True
+        key = tuple(sorted((name, number(value)) for name, value in total.items()))
+        if key == self.total:
+            return  # the same total again: no new request
+        self.total = key
+        prompt, cached = number(last.get("input_tokens")), number(last.get("cached_input_tokens"))
+        cached = min(cached, prompt)
+        usage = {"input": prompt - cached, "cache_read": cached, "output": number(last.get("output_tokens"))}
+        self.replay.call(prompt, usage, self.replay.seen(timestamp))
+
+    def row(self, tokenizer: str) -> dict:
+        unknown = None if self.usage_seen else NO_USAGE
+        return self.replay.row(self.session_id, self.source, tokenizer, self.parent, unknown)
+
+
+def _output_text(output: object) -> str:
+    """A tool output: older versions wrap it as a JSON string {"output": ..., "metadata": ...}."""
+    if isinstance(output, str) and output.startswith("{"):
+        parsed = parse_json(output)
+        if isinstance(parsed, dict) and isinstance(parsed.get("output"), str):
+            return parsed["output"]
+    if isinstance(output, list):
+        return content_text(output)
+    return as_text(output)
+
+
+def read(path: Path, count: Callable[[str], int], tokenizer: str, problems: Counter,
+         ledgers: dict | None = None) -> list[dict]:
+    """The session row of one rollout file (with `ledgers`, its detailed ledger too)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        problems["Codex rollouts that vanished or could not be read"] += 1
+        return []
+    rollout = _Rollout(path, count, problems, ledgers is not None)
+    if path.suffix == ".json":
+        _legacy_json(rollout, data)
+    else:
+        bad = 0
+        for line in data.splitlines():
+            if not line.strip():
+                continue
+            try:
+                rollout.line(loads(line))
+            except ValueError:
+                bad += 1
+        if bad:
+            problems["Codex rollout lines that are not JSON (skipped)"] += bad
+    row = rollout.row(tokenizer)
+    if ledgers is not None:
+        ledgers[row["id"]] = rollout.replay.ledger
+    return [row]
+
+
+def _legacy_json(rollout: _Rollout, data: bytes) -> None:
+    """The fork's `{session: {...}, items: [...]}` with chat-completions items; no usage."""
+    try:
+        document = loads(data)
+    except ValueError:
+        rollout.problems["Codex rollout files that are not JSON (skipped)"] += 1
+        return
+    if not isinstance(document, dict):
+        return
+    if isinstance(document.get("session"), dict):
+        rollout._meta(document["session"])
+    replay = rollout.replay
+    for item in document.get("items") if isinstance(document.get("items"), list) else ():
+        if not isinstance(item, dict):
+            continue
+        role, text = item.get("role"), content_text(item.get("content"))
+        if role == "assistant":
+            replay.output("conversation", text)
+            for call in item.get("tool_calls") if isinstance(item.get("tool_calls"), list) else ():
+                function = call.get("function") if isinstance(call, dict) else None
+                if isinstance(function, dict):
+                    arguments = function.get("arguments")
+                    replay.tool_call(call.get("id"), function.get("name"), parse_json(arguments) or arguments)
+        elif role == "tool":
+            replay.tool_result(item.get("tool_call_id"), text)
+        elif role in ("user", "system", "developer"):
+            replay.add("conversation" if role == "user" else "injected", text)

@@ -1,0 +1,201 @@
+"""OpenCode (sst/opencode): every session in one SQLite database, opencode.db, in OpenCode's data folder
+($XDG_DATA_HOME/opencode, default ~/.local/share/opencode; other release channels: opencode-<channel>.db).
+
+What is recorded. Tables `session` (id, parent_id: a subagent's child session, times), `message` (one row
+per message, its fields as JSON in `data`) and `part` (the message's pieces, JSON in `data`: `text`,
+`reasoning`, `step-start`, `step-finish`, `tool`, `compaction`, ...). Only these three are read, read-only
+(the database also holds accounts and credentials: never touched). A session with a parent is
+`opencode/subagent` (the `task` tool's child), the others `opencode/interactive`.
+
+Usage. One API call = one `step-finish` part (an assistant message can hold several steps; the message's
+own `tokens` are its last step's, so they are not used). Its `tokens` are `{input, output, reasoning,
+cache: {read, write}}`, and `input` excludes both cache reads and cache writes: OpenCode's getUsage()
+(packages/opencode/src/session/session.ts; session/index.ts before) stores `input = inputTokens -
+cacheRead - cacheWrite` since AI SDK v6 made inputTokens include cached tokens for every provider (and,
+before it, subtracted them for every provider but Anthropic and Bedrock, whose inputTokens already
+excluded them). So prompt billed = input + cache.read + cache.write; cache write is counted as 5-minute
+writes (OpenCode does not say which); output = output + reasoning.
+
+Presence and compaction. A step's reasoning, text and tool calls are its call's output; its tool results
+(`state.output`, or `state.error`) are present from the next step. A `compaction` part starts a
+compaction: the summary message that follows (`summary: true`) is billed on the whole history, then
+everything before it is dropped and the summary stays. Tool outputs OpenCode prunes from old turns are left
+to the billing cap (each step's bill), which drops the oldest context first.
+
+Unknown. OpenCode before 1.2 kept JSON files under storage/ instead: they are not read (said on stderr).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from pathlib import Path
+
+from xshare.sources.agent_common import Replay, as_text, iso_time, number, parse_json
+from xshare.sources.hermes_db import Unreadable, is_locked, open_database
+
+AGENT = "opencode"
+NAME = "OpenCode"
+FLAG = "opencode_db"
+KIND = "database"
+
+
+def default_homes() -> list[Path]:
+    data = os.environ.get("XDG_DATA_HOME")
+    return [(Path(data).expanduser() if data else Path.home() / ".local" / "share") / "opencode"]
+
+
+def describe(homes: list[Path]) -> list[str]:
+    return [f"OpenCode databases at {home}" + ("" if home.suffix == ".db" else "/opencode*.db") for home in homes]
+
+
+def discover(homes: list[Path]) -> list[Path]:
+    found: list[Path] = []
+    for home in homes:
+        found += [home] if home.is_file() else sorted(home.glob("opencode*.db"))
+    return list(dict.fromkeys(path for path in found if path.is_file()))
+
+
+def unread(homes: list[Path]) -> list[str]:
+    """What is there but not read: OpenCode's pre-1.2 JSON storage."""
+    found = [home for home in homes if (home / "storage" / "session").is_dir()]
+    return ["OpenCode JSON storage (before 1.2) found but not read"] * len(found)
+
+
+class _Session:
+    """One session's messages through the ledger, step by step."""
+
+    def __init__(self, count: Callable[[str], int], problems: Counter, detail: bool) -> None:
+        self.replay = Replay(AGENT, count, problems, detail)
+        self.compacting = False
+
+    def message(self, data: dict, parts: list[dict]) -> None:
+        replay = self.replay
+        stamp = replay.seen((data.get("time") or {}).get("created") if isinstance(data.get("time"), dict) else None)
+        if data.get("role") == "assistant":
+            if isinstance(data.get("modelID"), str):
+                replay.model = data["modelID"]
+            self._assistant(data, parts, stamp)
+            return
+        if self.compacting:
+            replay.compact()  # a compaction with no summary message: drop what came before anyway
+            self.compacting = False
+        for part in parts:
+            kind = part.get("type")
+            if kind == "text":
+                replay.add("conversation", part.get("text") if isinstance(part.get("text"), str) else "")
+            elif kind == "compaction":
+                self.compacting = True
+
+    def _assistant(self, data: dict, parts: list[dict], stamp: str | None) -> None:
+        replay, results = self.replay, []
+        summary = data.get("summary") is True
+        summary_text = []
+        for part in parts:
+            kind = part.get("type")
+            if kind in ("text", "reasoning"):
+                text = part.get("text") if isinstance(part.get("text"), str) else ""
+                if summary and kind == "text":
+                    summary_text.append(text)
+                else:
+                    replay.output("conversation", text)
+            elif kind == "tool":
+                state = part.get("state") if isinstance(part.get("state"), dict) else {}
+                replay.tool_call(part.get("callID"), part.get("tool"), state.get("input"))
+                output = state.get("output") if "output" in state else state.get("error")
+                results.append((part.get("callID"), as_text(output), part.get("tool")))
+            elif kind == "step-finish":
+                self._call(part, replay.seen(_end(part)) or stamp)
+                for call_id, text, tool in results:
+                    replay.tool_result(call_id, text, tool)
+                results = []
+        for call_id, text, tool in results:  # a step cut short: its results are still sent next
+            replay.tool_result(call_id, text, tool)
+        if summary:
+            replay.compact("\n".join(summary_text))
+            self.compacting = False
+
+    def _call(self, part: dict, stamp: str | None) -> None:
+        tokens = part.get("tokens") if isinstance(part.get("tokens"), dict) else {}
+        cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+        usage = {"input": number(tokens.get("input")), "cache_read": number(cache.get("read")),
+                 "cache_write_5m": number(cache.get("write")),
+                 "output": number(tokens.get("output")) + number(tokens.get("reasoning"))}
+        self.replay.call(usage["input"] + usage["cache_read"] + usage["cache_write_5m"], usage, stamp)
+
+
+def _end(part: dict) -> object:
+    time = part.get("time")
+    return time.get("end") if isinstance(time, dict) else None
+
+
+def _columns(connection: sqlite3.Connection, table: str) -> set[str]:
+    return {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
+
+
+def _read(connection: sqlite3.Connection, count: Callable[[str], int], tokenizer: str, problems: Counter,
+          ledgers: dict | None) -> list[dict]:
+    wanted = {"session": {"id", "parent_id", "time_created", "time_updated"},
+              "message": {"id", "session_id", "data"}, "part": {"id", "message_id", "data"}}
+    for table, columns in wanted.items():
+        if not columns <= _columns(connection, table):
+            raise Unreadable("OpenCode databases without OpenCode's session, message and part tables, skipped")
+    connection.execute("BEGIN")  # one snapshot for the three queries
+    try:
+        sessions = connection.execute("SELECT id, parent_id, time_created, time_updated FROM session").fetchall()
+        messages: dict[str, list[tuple[str, dict]]] = defaultdict(list)
+        for message_id, session_id, data in connection.execute(
+                "SELECT id, session_id, data FROM message ORDER BY session_id, id"):
+            parsed = parse_json(data)
+            if isinstance(parsed, dict):
+                messages[session_id].append((message_id, parsed))
+        parts: dict[str, list[dict]] = defaultdict(list)
+        for message_id, data in connection.execute("SELECT message_id, data FROM part ORDER BY message_id, id"):
+            parsed = parse_json(data)
+            if isinstance(parsed, dict):
+                parts[message_id].append(parsed)
+    finally:
+        with contextlib.suppress(sqlite3.Error):
+            connection.execute("COMMIT")
+    rows = []
+    for session_id, parent, created, updated in sessions:
+        session = _Session(count, problems, ledgers is not None)
+        session.replay.seen(created)
+        for message_id, data in messages.get(session_id, []):
+            session.message(data, parts.get(message_id, []))
+        session.replay.seen(updated)
+        started = iso_time(created)
+        if started:
+            session.replay.ledger.first_seen = started  # the session's own start places it in a window
+        row = session.replay.row(str(session_id), "subagent" if parent else "interactive", tokenizer,
+                                 str(parent) if parent else None)
+        if ledgers is not None:
+            ledgers[row["id"]] = session.replay.ledger
+        rows.append(row)
+    return rows
+
+
+def read(path: Path, count: Callable[[str], int], tokenizer: str, problems: Counter,
+         ledgers: dict | None = None) -> list[dict]:
+    """Every session's row in one OpenCode database; problems are counted, never raised."""
+    for attempt in range(3):
+        try:
+            with open_database(path, problems, careful=attempt > 0, label="OpenCode") as (connection, unchanged):
+                rows = _read(connection, count, tokenizer, problems, ledgers)
+                if unchanged() or attempt == 2:
+                    return rows
+        except Unreadable as error:
+            problems[str(error)] += 1
+            return []
+        except sqlite3.Error as error:
+            if attempt == 2 or not is_locked(error) and attempt > 0:
+                problems[f"OpenCode database {path} could not be read ({error}); skipped"] += 1
+                return []
+        except OSError as error:
+            problems[f"OpenCode database {path} could not be read ({error.strerror or error}); skipped"] += 1
+            return []
+    return []
+
