@@ -9,25 +9,17 @@ cannot supply (Hermes bills per session, so it has no per-call usage) is flagged
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
+from xshare import economics
+from xshare.economics import CAUSES, MIN_REBUILD, MIN_REBUILD_SHARE, WEIGHTS, Watch  # noqa: F401 (the page imports them here)
 from xshare.ledger import SPREAD, Ledger
-from xshare.report import parse_time
 
-# token weights in multiples of fresh input (the essay's table); the page shows them and lets them change
-WEIGHTS = {"input": 1.0, "cache_read": 0.1, "cache_write_5m": 1.25, "cache_write_1h": 2.0, "output": 5.0}
-# Anthropic caches nothing shorter than 1,024 tokens, so a smaller drop in cache reads is not a rebuild;
-# nor is a drop under 5% of what was cached: in real transcripts that is a call made in parallel with
-# the previous one, missing only that call's own write
-MIN_REBUILD = 1024
-MIN_REBUILD_SHARE = 0.05
-TTL_5M_S, TTL_1H_S = 300, 3600
+# the weights, the rebuild rule and the compaction rule live in economics, shared with the live hook
 # "what a summary or a narrower read would have removed": a summary replaces a result after the first
 # call that carried it; a narrower read (a line range, a grep for the verdict line) caps it from the start
 SUMMARY_TOKENS, NARROW_TOKENS = 500, 1000
 TOP_RESULTS = 20
-CAUSES = ("compaction", "model switch", "idle", "turn boundary", "other")
 
 
 @dataclass
@@ -71,22 +63,6 @@ def from_ledger(ledger: Ledger, row: dict, **options) -> SessionData:
 # --- analysis ------------------------------------------------------------------------------------
 
 
-def _markers_by_call(markers: list[dict]) -> dict[int, list[dict]]:
-    found: dict[int, list[dict]] = {}
-    for marker in markers:
-        found.setdefault(marker["at"], []).append(marker)
-    return found
-
-
-def _write(usage: dict) -> int:
-    return usage.get("cache_write_5m", 0) + usage.get("cache_write_1h", 0)
-
-
-def _seconds(before: str | None, after: str | None) -> float | None:
-    start, end = parse_time(before), parse_time(after)
-    return (end - start).total_seconds() if start and end else None
-
-
 @dataclass
 class Rebuild:
     call: int  # index in the call log (0-based; the page shows it 1-based)
@@ -102,57 +78,24 @@ class Rebuild:
 
 
 def find_rebuilds(data: SessionData) -> list[Rebuild]:
-    """Calls whose cache read fell at least MIN_REBUILD tokens and MIN_REBUILD_SHARE below what the
-    previous call of the same conversation left cached, while they wrote at least MIN_REBUILD: the
-    cache was rebuilt. The cause
-    is the first that applies of: a compaction or microcompaction since the previous call, a model
-    switch, a gap longer than the cache lifetime (1 hour when the conversation writes mostly 1-hour
-    entries, else 5 minutes), a person's prompt (turn boundary); else other."""
+    """The calls that rebuilt the cache, by economics.Watch's rule (the one the live hook applies): the
+    cache read fell well below what the previous call of the same conversation left cached while the call
+    wrote again. The cause is the first that applies of: a compaction or microcompaction since the
+    previous call, a model switch, a gap longer than the cache lifetime (1 hour when the conversation
+    writes mostly 1-hour entries, else 5 minutes), a person's prompt (turn boundary); else other."""
     if not data.per_call_usage:
         return []
-    marks = _markers_by_call(data.markers)
-    previous: dict[str, int] = {}
-    written_by_ttl: dict[str, list[int]] = {}
-    found = []
+    marks: dict[int, list[dict]] = {}
+    for marker in data.markers:
+        marks.setdefault(marker["at"], []).append(marker)
+    watch, found = Watch(), []
     for index, call in enumerate(data.calls):
-        thread = call.get("thread") or "main"
-        usage = call["usage"]
-        before = previous.get(thread)
-        previous[thread] = index
-        ttl_sums = written_by_ttl.setdefault(thread, [0, 0])
-        ttl = TTL_1H_S if ttl_sums[1] > ttl_sums[0] else TTL_5M_S
-        ttl_sums[0] += usage.get("cache_write_5m", 0)
-        ttl_sums[1] += usage.get("cache_write_1h", 0)
-        if before is None:
-            continue  # a cold start: nothing of this conversation was cached yet
-        last = data.calls[before]["usage"]
-        expected = last.get("cache_read", 0) + _write(last)
-        read, written = usage.get("cache_read", 0), _write(usage)
-        drop = expected - read
-        if drop < MIN_REBUILD or drop < MIN_REBUILD_SHARE * expected or written < MIN_REBUILD:
-            continue
-        causes: list[tuple[str, str]] = []
-        between = [m for at in range(before + 1, index + 1) for m in marks.get(at, ())]
-        compactions = sum(1 for m in between if m["kind"] == "compaction")
-        cleared = sum(m["value"] or 0 for m in between if m["kind"] == "trimmed")
-        if compactions:
-            causes.append(("compaction", "/compact or auto-compact"))
-        elif cleared:
-            causes.append(("compaction", f"microcompaction cleared {cleared:,} tool result(s)"))
-        old, new = data.calls[before].get("model"), call.get("model")
-        if old and new and old != new:
-            causes.append(("model switch", f"{old} \u2192 {new}"))
-        gap = _seconds(data.calls[before].get("time"), call.get("time"))
-        if gap is not None and gap > ttl:
-            life = "1 h" if ttl == TTL_1H_S else "5 min"
-            causes.append(("idle", f"{_duration(gap)} since the previous call (cache lifetime {life})"))
-        if any(m["kind"] == "prompt" for m in between):
-            causes.append(("turn boundary", "a prompt was sent"))
-        cause, detail = causes[0] if causes else ("other", "no compaction, switch, idle gap or prompt")
-        rewritten = min(written, expected - read)
-        rewritten_1h = round(rewritten * usage.get("cache_write_1h", 0) / written)
-        found.append(Rebuild(index, call.get("time"), cause, detail, [name for name, _ in causes[1:]],
-                             expected, read, written, rewritten, rewritten_1h))
+        for marker in marks.get(index, ()):
+            watch.mark(marker["kind"], marker["value"])
+        rebuild = watch.call(call["prompt"], call["usage"], thread=call.get("thread") or "main",
+                             model=call.get("model"), time=call.get("time"))
+        if rebuild:
+            found.append(Rebuild(**rebuild))
     return found
 
 
@@ -195,11 +138,8 @@ def find_compactions(data: SessionData) -> tuple[list[Compaction], int]:
 
 def compaction_economics(card: Compaction, weights: dict[str, float] = WEIGHTS) -> dict:
     """Write cost (weighted), saving per later call (weighted), calls to break even, paid off or not."""
-    cost = card.write_5m * weights["cache_write_5m"] + card.write_1h * weights["cache_write_1h"]
-    saving = (card.before - card.after) * weights["cache_read"]
-    even = math.ceil(cost / saving) if saving > 0 else None
-    return {"cost": cost, "saving": saving, "break_even": even,
-            "paid_off": None if even is None else card.followed >= even}
+    return economics.compaction_economics(card.before, card.after, card.write_5m, card.write_1h, card.followed,
+                                          weights)
 
 
 def compaction_now(data: SessionData, cards: list[Compaction]) -> tuple[Compaction, str] | None:
@@ -221,6 +161,13 @@ def compaction_now(data: SessionData, cards: list[Compaction]) -> tuple[Compacti
     five = sum(c["usage"].get("cache_write_5m", 0) for c in data.calls)
     write = (0, after) if one_hour > five else (after, 0)
     return Compaction(0, len(data.calls), last.get("time"), max(last["prompt"], after), after, *write, 0), basis
+
+
+def nudge_now(data: SessionData, cards: list[Compaction], card: Compaction) -> dict | None:
+    """Whether the status line would suggest `card` (compaction_now's): economics.compaction_nudge, over
+    the calls since the latest compaction (or the start)."""
+    since = len(data.calls) - (cards[-1].at if cards else 0)
+    return economics.compaction_nudge(card.before, card.after, card.write_1h > 0, since)
 
 
 @dataclass
@@ -262,14 +209,3 @@ def exploration_costs(data: SessionData) -> dict:
     results.sort(key=lambda r: (-r.billed, r.added))
     return {"top": results[:TOP_RESULTS], "results": len(results), "carried": carried, "summary": summary,
             "narrow": narrow, "both": both, "by_tool": sorted(by_tool.items(), key=lambda kv: -kv[1][2])}
-
-
-def _duration(seconds: float) -> str:
-    minutes = int(seconds // 60)
-    if minutes < 1:
-        return f"{int(seconds)} s"
-    if minutes < 120:
-        return f"{minutes} min"
-    hours = minutes / 60
-    return f"{hours:.1f} h" if hours < 48 else f"{hours / 24:.1f} days"
-

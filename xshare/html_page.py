@@ -32,6 +32,7 @@ from xshare.html_analysis import (
     exploration_costs,
     find_compactions,
     find_rebuilds,
+    nudge_now,
     rebuild_weight,
 )
 from xshare.ledger import CATEGORIES
@@ -569,10 +570,19 @@ def _compactions(data: SessionData, cards: list, skipped: int) -> str:
             ("One-off write cost (weighted)", f'<span class="cost">{_n(money["cost"])}</span>'),
             ("Saving per remaining call (weighted)", f'<span class="save">{_n(money["saving"])}</span>'),
             ("Worth it after (calls)", f'<span class="be">{_n(even) if even is not None else "never"}</span>'),
+            ("Suggested now", _suggested(nudge_now(data, cards, card), len(data.calls) - (cards[-1].at if cards
+                                                                                        else 0))),
         ], "Basis: " + basis))
     if html_cards:
         out.append(f'<div class="cards">{"".join(html_cards)}</div>\n')
     return "".join(out)
+
+
+def _suggested(nudge: dict | None, since: int) -> str:
+    """The status line's /compact nudge, in words: the same rule (economics.compaction_nudge)."""
+    if nudge is None:
+        return f"no: it would not pay back within the ~{since:,} calls this session is likely to still make"
+    return f"yes: pays back in {nudge['break_even']:,} of the ~{nudge['remaining']:,} calls likely left"
 
 
 def _sessions(entries: list[Linked], first: str, nested: bool) -> str:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections import deque
 
+from xshare.economics import Watch
+
 TOOL_CATEGORIES = ("exploration", "edit", "shell", "web", "other")
 # reread: file contents the agent re-sends on its own in a read's form (Claude Code, after a compaction),
 # counted as sent; beside exploration, never inside its headline share (README, "Refinements")
@@ -74,6 +76,8 @@ class Ledger:
         self.call_log: list[dict] = []
         self.markers: list[dict] = []
         self.carried: list[list] = []
+        # always: the cache economics of the calls as they stream by (the live status line's figures)
+        self.watch = Watch()
 
     def _thread(self, name: str) -> _Thread:
         thread = self.threads.get(name)
@@ -137,6 +141,8 @@ class Ledger:
                 self.usage[name] += value
         if model:
             self.models[model] = self.models.get(model, 0) + 1
+        self.watch.call(billed_prompt, usage or {}, thread=thread, model=model, time=time,
+                        carried_conversation=overhead + state.sums["conversation"])
         if self.detail:
             self.call_log.append(
                 {
@@ -204,7 +210,9 @@ class Ledger:
             self.carried.append([entry[_LABEL], entry[_CATEGORY], entry[_TOKENS], entry[_ADDED_AT], self.calls])
 
     def mark(self, kind: str, value: object = None) -> None:
-        """Detail only: an event (compaction, trim, a person's prompt) before the call numbered `at`."""
+        """An event (compaction, trim, a person's prompt) before the call numbered `at`; the watch always
+        sees it, the marker list is kept with detail only."""
+        self.watch.mark(kind, value)
         if self.detail:
             self.markers.append({"kind": kind, "value": value, "at": self.calls})
 
@@ -244,6 +252,7 @@ class Ledger:
             "trimmed": self.trimmed,
             "first_seen": self.first_seen,
             "last_seen": self.last_seen,
+            "watch": self.watch.to_state(),
         }
 
     @classmethod
@@ -254,6 +263,7 @@ class Ledger:
             setattr(ledger, name, state[name])
         for name in ("billed", "first_time", "usage", "models"):
             setattr(ledger, name, dict(state[name]))
+        ledger.watch = Watch(state["watch"])  # a state without it (an older layout) is read again
         return ledger
 
 

@@ -411,8 +411,8 @@ class ClaudeTranscript:
             self._add("conversation", result_text(content), thread)
             return
         base = "injected" if row.get("isMeta") else "conversation"
-        if self.ledger.detail and thread == "main" and base == "conversation" and is_prompt(content):
-            self.ledger.mark("prompt")  # a turn boundary: the HTML summary looks for cache rebuilds there
+        if thread == "main" and base == "conversation" and is_prompt(content):
+            self.ledger.mark("prompt")  # a turn boundary: a cache rebuild cause (the HTML page, the status line)
         if isinstance(content, str):
             self._text(content, base, thread)
             return
