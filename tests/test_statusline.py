@@ -45,7 +45,7 @@ def run_script(payload: object, *args: str, env: dict | None = None) -> subproce
 
 def test_it_renders_the_saved_figures(session):
     path, row = session
-    text = statusline.render(status_payload(path), colour=False)
+    text = statusline.render(status_payload(path), second=None, colour=False)
     share, bill = row["exploration_share_of_context"], row["exploration_share_of_prompt"]
     assert text == (f"explore {share:.1%} of context · {bill:.1%} of bill · calib {row['recorded_over_billed']:.0%}"
                     f" · {row['api_calls']} calls · ctx 42%")
@@ -75,7 +75,7 @@ def test_a_transcript_grown_past_the_saved_state_is_marked(session):
     path, _ = session
     with path.open("ab") as handle:
         handle.write(b'{"type": "progress"}\n')
-    assert statusline.render(status_payload(path), colour=False).endswith(" …")
+    assert statusline.render(status_payload(path), colour=False).split("\n")[0].endswith(" …")
 
 
 def test_the_script_runs_without_site_packages_and_honours_no_color(session, isolated_home: Path):

@@ -40,12 +40,12 @@ def behind(tmp_path: Path) -> tuple[Path, dict]:
 
 
 def show(path: Path, env: dict, *args: str) -> str:
-    """The status line as Claude Code runs it: isolated, no site-packages."""
+    """The status line's first line as Claude Code runs it: isolated, no site-packages."""
     payload = {"session_id": path.stem, "transcript_path": str(path), "version": "2.1.332"}
     done = subprocess.run([sys.executable, "-I", "-S", str(REPO / "statusline" / "statusline.py"), *args],
                           input=json.dumps(payload), capture_output=True, text=True, env=env, timeout=30)
     assert done.returncode == 0 and done.stderr == ""
-    return done.stdout.strip()
+    return done.stdout.strip().split("\n")[0]
 
 
 def offset(path: Path) -> int:

@@ -96,7 +96,8 @@ def update(path: Path, choice=None) -> dict | None:
             {"method": METHOD_VERSION, "tokenizer": choice.name, "reader": transcript.to_state()}))
         row = transcript.row()
         shown = _with_family(row, file, choice, update)
-        atomic_write(line_file(file.session_id), dumps(summary(shown, transcript.offset, path, transcript.mtime_ns)))
+        atomic_write(line_file(file.session_id), dumps(summary(shown, transcript.offset, path, transcript.mtime_ns,
+                                                               transcript.ledger.watch)))
         return shown
 
 
@@ -116,8 +117,9 @@ def _with_family(row: dict, file, choice, member_row) -> dict:
     return complete_with_unrecorded(row, family)
 
 
-def summary(row: dict, offset: int, path: Path, mtime_ns: int | None = None) -> dict:
-    """What the status line shows, precomputed: it must never tokenize or read history itself."""
+def summary(row: dict, offset: int, path: Path, mtime_ns: int | None = None, watch=None) -> dict:
+    """What the status line shows, precomputed: it must never tokenize or read history itself. `watch`
+    (the ledger's economics.Watch) adds the last call, the rebuilds and the /compact nudge."""
     return {
         "method": METHOD_VERSION,
         "tokenizer": row["tokenizer"],
@@ -131,6 +133,27 @@ def summary(row: dict, offset: int, path: Path, mtime_ns: int | None = None) -> 
         "recorded_over_billed": row["recorded_over_billed"],
         "compactions": row["compactions"],
         "html": str(html_file(row["id"])),
+        **_economics(row, watch),
+    }
+
+
+def _economics(row: dict, watch) -> dict:
+    """The cache figures the status line shows (`{last}`, `{session}`, `{nudge}`, `{rebuilds}`), by the
+    HTML page's weights and rules; a rebuild is `rebuild_now` while it is the latest call, so the line
+    shows it with its cause once, at the next update, and not again after the next call."""
+    from xshare.economics import weighted
+
+    usage = row.get("usage") or {}
+    figures = {"usage": dict(usage), "weighted": weighted(usage)}
+    if watch is None:
+        return figures
+    last, rebuild = watch.last, watch.last_rebuild
+    return figures | {
+        "last": last and {"prompt": last["prompt"], "usage": last["usage"]},
+        "rebuilds": watch.rebuilds,
+        "last_rebuild": rebuild and {"cause": rebuild["cause"], "detail": rebuild["detail"]},
+        "rebuild_now": bool(rebuild and last and rebuild["call"] == last["at"]),
+        "nudge": watch.nudge(),
     }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re  # json imports it already: free
 import sys
 
 if __package__ in (None, ""):  # run as a script: the package sits two folders up
@@ -19,6 +20,11 @@ from xshare.paths import line_file  # noqa: E402
 from xshare.statusline_update import kick  # noqa: E402
 
 DEFAULT_FORMAT = "explore {context} of context · {bill} of bill · calib {calib} · {calls} calls{window}{behind}"
+# the second line: what to act on (a rebuild just caused, a /compact that pays), then the last call;
+# `--line2 ""` (install --no-line2) switches it off
+DEFAULT_LINE2 = "{rebuilt} · {nudge} · {last}"
+SEPARATOR = " · "  # between fields: a line too wide loses whole fields from the right
+_ANSI = re.compile(r"\033\[[0-9;]*m")
 # the spec's reading thresholds: under 10 %, 10 to 30 %, 30 % or more
 _COLOURS = ((0.10, "32"), (0.30, "33"), (float("inf"), "31"))
 
@@ -33,15 +39,62 @@ def _pct(value: object, estimate: bool, colour: bool) -> str:
     return f"\033[{code}m{text}\033[0m"
 
 
+def _n(value: object) -> str:
+    """A token count in a few characters: 980, 45.2k, 1.3M."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return "?"
+    if abs(value) < 1000:
+        return f"{value:.0f}"
+    if abs(value) < 999_500:
+        return f"{value / 1000:.1f}k"
+    return f"{value / 1e6:.1f}M"
+
+
+def _paint(text: str, code: str, colour: bool) -> str:
+    return f"\033[{code}m{text}\033[0m" if colour and text else text
+
+
+def _kinds(usage: dict) -> str:
+    """Usage by kind, as the HTML page names them: cache read, cache write, fresh input, output."""
+    write = usage.get("cache_write_5m", 0) + usage.get("cache_write_1h", 0)
+    return (f"read {_n(usage.get('cache_read', 0))}, write {_n(write)}, fresh {_n(usage.get('input', 0))}, "
+            f"out {_n(usage.get('output', 0))}")
+
+
+def cache_fields(saved: dict, colour: bool) -> dict[str, str]:
+    """`{last}`, `{session}`, `{nudge}`, `{rebuilds}`, `{rebuilt}` from what the hook saved."""
+    values = {"last": "", "session": "", "nudge": "", "rebuilds": "", "rebuilt": ""}
+    last, usage = saved.get("last"), saved.get("usage")
+    if isinstance(last, dict) and isinstance(last.get("usage"), dict):
+        values["last"] = f"last call {_n(last.get('prompt'))} ({_kinds(last['usage'])})"
+    if isinstance(usage, dict):
+        values["session"] = f"session {_n(saved.get('weighted'))} weighted ({_kinds(usage)})"
+    nudge = saved.get("nudge")
+    if isinstance(nudge, dict):
+        values["nudge"] = _paint(f"/compact now: {_n(nudge.get('fewer'))} fewer per call, pays back in "
+                                 f"{nudge.get('break_even')} calls", "33", colour)
+    rebuild = saved.get("last_rebuild")
+    if isinstance(saved.get("rebuilds"), int):
+        cause = f" (last: {rebuild.get('cause')})" if isinstance(rebuild, dict) else ""
+        values["rebuilds"] = f"{saved['rebuilds']} cache rebuild{'s' if saved['rebuilds'] != 1 else ''}{cause}"
+    if saved.get("rebuild_now") and isinstance(rebuild, dict):
+        values["rebuilt"] = _paint(f"cache rebuilt: {rebuild.get('cause')} ({rebuild.get('detail')})", "31", colour)
+    return values
+
+
 def fields(payload: dict, saved: dict | None, colour: bool) -> dict[str, str]:
     """Every value a format string may name, as text."""
     window = payload.get("context_window") if isinstance(payload.get("context_window"), dict) else {}
     used = window.get("used_percentage")
     values = {"window": f" · ctx {used:.0f}%" if isinstance(used, (int, float)) else "", "behind": "",
               "context": "?", "bill": "?", "calib": "?", "calls": "0", "compactions": "0", "tokenizer": "",
-              "html": ""}
+              "html": "", "last": "", "session": "", "nudge": "", "rebuilds": "", "rebuilt": ""}
     if not saved:
         return values
+    try:
+        values.update(cache_fields(saved, colour))
+    except (TypeError, ValueError, AttributeError, KeyError):
+        pass  # a summary of the wrong shapes: the share still shows, the cache fields stay empty
     estimate = saved.get("tokenizer") != "o200k_base"
     calib = saved.get("recorded_over_billed")
     values.update(
@@ -70,8 +123,36 @@ def catch_up(payload: dict, saved: dict | None, behind: bool) -> None:
         kick(session, transcript)
 
 
-def render(payload: dict, line_format: str = DEFAULT_FORMAT, second: str | None = None,
-           colour: bool = True, update: bool = False) -> str:
+def fit(line: str, width: int | None) -> str:
+    """The line without empty fields, and without as many fields from the right as it takes to fit
+    `width` columns (the terminal would wrap it, or drop it whole)."""
+    parts = [part for part in line.split(SEPARATOR) if _ANSI.sub("", part).strip()]
+    while width and len(parts) > 1 and len(_ANSI.sub("", SEPARATOR.join(parts))) > width:
+        parts.pop()
+    text = SEPARATOR.join(parts)
+    if width and len(_ANSI.sub("", text)) > width:  # one field, still too wide: cut it, plainly
+        text = _ANSI.sub("", text)[: max(1, width - 1)] + "…"
+    return text
+
+
+def terminal_width() -> int | None:
+    """COLUMNS (Claude Code sets it), else the terminal's width if any stream is one, else no limit."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+        if columns > 0:
+            return columns
+    except ValueError:
+        pass
+    for stream in (2, 1, 0):
+        try:
+            return os.get_terminal_size(stream).columns or None
+        except OSError:
+            continue
+    return None
+
+
+def render(payload: dict, line_format: str = DEFAULT_FORMAT, second: str | None = DEFAULT_LINE2,
+           colour: bool = True, update: bool = False, width: int | None = None) -> str:
     session = payload.get("session_id")
     saved = None
     if isinstance(session, str) and session:
@@ -86,24 +167,28 @@ def render(payload: dict, line_format: str = DEFAULT_FORMAT, second: str | None 
         catch_up(payload, saved, bool(values["behind"]))
     if saved is None:
         return f"explore: waiting for the first update{values['window']}"
-    lines = [line_format.format(**values)]
+    lines = [fit(line_format.format(**values), width)]
     if second:
-        lines.append(second.format(**values))
+        extra = fit(second.format(**values), width)
+        lines += [extra] if extra else []  # nothing to say: no empty row
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    line_format, second = DEFAULT_FORMAT, None
+    line_format, second = DEFAULT_FORMAT, DEFAULT_LINE2
     if "--format" in args and args.index("--format") + 1 < len(args):
         line_format = args[args.index("--format") + 1]
     if "--line2" in args and args.index("--line2") + 1 < len(args):
         second = args[args.index("--line2") + 1]
+    if "--no-line2" in args:
+        second = None
     colour = not os.environ.get("NO_COLOR") and "--no-color" not in args
     update = "--no-catch-up" not in args  # start a background update when the ledger is behind
     try:
         payload = json.loads(sys.stdin.buffer.read() or b"{}")
-        text = render(payload if isinstance(payload, dict) else {}, line_format, second, colour, update)
+        text = render(payload if isinstance(payload, dict) else {}, line_format, second, colour, update,
+                      terminal_width())
     except Exception as error:  # a status line must never fail: say so briefly instead
         text = f"explore: unavailable ({error.__class__.__name__})"
     sys.stdout.write(text + "\n")
