@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 from test_statusline import run_script, status_payload  # tests/ is on sys.path
 
 from xshare import live, statusline, tokens
+from xshare.cli import main
 from xshare.demo import write_demo_corpus
 from xshare.demo.writer import TranscriptWriter, text
 from xshare.economics import weighted
@@ -127,3 +129,14 @@ def test_a_summary_of_the_wrong_shapes_gives_short_fields_not_a_failure(tmp_path
                        "{rebuilds}", "--no-line2")
     assert shown.returncode == 0 and b"Traceback" not in shown.stderr
     assert shown.stdout.decode().startswith(f"{saved['api_calls']} calls") and len(shown.stdout) < 200
+
+
+def test_install_writes_the_fields_and_the_switch_that_the_script_reads(tmp_path: Path, isolated_home: Path):
+    _, path = _session(tmp_path, switch_model=False)
+    live.update(path)
+    assert main(["statusline", "install", "--format", "{calls} calls · {session}", "--no-line2"]) == 0
+    command = json.loads((isolated_home / ".claude" / "settings.json").read_text())["statusLine"]["command"]
+    words = shlex.split(command)
+    assert "--no-line2" in words and "--line2" not in words
+    shown = run_script(status_payload(path), *words[4:], "--no-catch-up", env={**os.environ, "NO_COLOR": "1"})
+    assert shown.stdout.decode().startswith("2 calls · session ") and shown.stdout.decode().count("\n") == 1

@@ -249,11 +249,12 @@ def cmd_statusline(args: argparse.Namespace) -> int:
 
         options = ["--no-color"] if args.no_color else []
         options += ["--format", args.format] if args.format else []
+        options += ["--no-line2"] if args.no_line2 else []
         return render(options + (["--line2", args.line2] if args.line2 else []))
     from xshare import statusline_setup
 
     if args.action == "install":
-        code, message = statusline_setup.install(args.force, args.format, args.line2)
+        code, message = statusline_setup.install(args.force, args.format, "" if args.no_line2 else args.line2)
     else:
         code, message = getattr(statusline_setup, args.action)()
     print(message, file=sys.stderr if code else sys.stdout)
@@ -412,7 +413,9 @@ def build_parser() -> argparse.ArgumentParser:
     status = commands.add_parser("statusline", help="render the status line, or install / remove / status")
     status.add_argument("action", nargs="?", default="render", choices=["render", "install", "remove", "status"])
     status.add_argument("--format", help="the line's fields, e.g. 'explore {context} · {calls} calls'")
-    status.add_argument("--line2", help="an optional second line, e.g. 'summary: {html}'")
+    status.add_argument("--line2", help="the second line's fields (default: '{rebuilt} · {nudge} · {last}'); "
+                        "fields: context bill calib calls compactions window last session nudge rebuilds rebuilt html")
+    status.add_argument("--no-line2", action="store_true", help="one line only: no second line")
     status.add_argument("--no-color", action="store_true", help="no ANSI colours (NO_COLOR also works)")
     status.add_argument("--force", action="store_true", help="install: replace another status line")
     status.set_defaults(handler=cmd_statusline)

@@ -66,6 +66,8 @@ def command(line_format: str | None = None, line2: str | None = None) -> str:
         parts += ["--format", quote(line_format)]
     if line2:
         parts += ["--line2", quote(line2)]
+    elif line2 == "":  # the second line switched off
+        parts += ["--no-line2"]
     return " ".join(parts)
 
 
