@@ -29,6 +29,7 @@ from claude_host import (
 )
 from fake_anthropic import FakeAnthropic
 
+from xshare.statusline import DEFAULT_FORMAT, SEPARATOR, cache_fields
 from xshare.statusline_setup import REFRESH_SECONDS
 
 pytestmark = [pytest.mark.realhost, pytest.mark.skipif(claude_missing() is not None, reason=str(claude_missing()))]
@@ -155,7 +156,8 @@ def test_compact_in_print_mode(host: ClaudeHost):
 
 @pytest.mark.skipif(tmux_missing() is not None, reason=str(tmux_missing()))
 def test_tui_status_line_shows_the_saved_row_and_catches_up_after_compact(host: ClaudeHost):
-    install = subprocess.run([sys.executable, "-m", "xshare", "statusline", "install"], env=host.env,
+    install = subprocess.run([sys.executable, "-m", "xshare", "statusline", "install", "--format",
+                              DEFAULT_FORMAT + " · {rebuilds}", "--line2", LINE2], env=host.env,
                              capture_output=True, text=True, timeout=60)
     assert install.returncode == 0, install.stderr
     settings = json.loads((host.config / "settings.json").read_text())
@@ -170,6 +172,7 @@ def test_tui_status_line_shows_the_saved_row_and_catches_up_after_compact(host: 
         (transcript,) = host.transcripts()
         shows_row = check_line_catches_up(tui, host, transcript, timeout=REFRESH_SECONDS + 20)
         assert "2 calls" in shows_row
+        check_cache_fields(tui, host, transcript)
         before = len(host.fake.requests)
         tui.type("/compact")
         assert wait_until(lambda: any(r.compaction for r in host.fake.since(before)), timeout=60)
@@ -180,6 +183,30 @@ def test_tui_status_line_shows_the_saved_row_and_catches_up_after_compact(host: 
         check_line_catches_up(tui, host, transcript, timeout=REFRESH_SECONDS + 20)
     finally:
         tui.stop()
+
+
+LINE2 = "{nudge} · {last} · {session}"
+
+
+def check_cache_fields(tui: Tmux, host: ClaudeHost, transcript: Path) -> None:
+    """The new fields in the TUI are what the renderer makes of the hook's saved summary, and the last call's
+    prompt is the one the fake API billed last."""
+    saved = host.line(transcript.stem)
+    assert saved["last"]["prompt"] == host.fake.requests[-1].prompt_tokens
+    values = cache_fields(saved, colour=False)
+    assert status_line(tui.screen()).endswith(values["rebuilds"]) and "cache rebuild" in values["rebuilds"]
+    wanted = [part for part in LINE2.format(**values).split(SEPARATOR) if part]
+    screen = tui.wait_for(lambda screen: "last call" in second_line(screen), timeout=REFRESH_SECONDS + 10)
+    shown = second_line(screen)
+    # Claude Code's width may drop fields from the right, never change one
+    assert shown in [SEPARATOR.join(wanted[:n]) for n in range(1, len(wanted) + 1)], (shown, wanted)
+    assert "last call" in shown
+
+
+def second_line(screen: str) -> str:
+    lines = [line.strip() for line in screen.splitlines()]
+    firsts = [n for n, line in enumerate(lines) if line.startswith("explore")]
+    return lines[firsts[-1] + 1] if firsts and firsts[-1] + 1 < len(lines) else ""
 
 
 def check_line_catches_up(tui: Tmux, host: ClaudeHost, transcript: Path, timeout: float) -> str:

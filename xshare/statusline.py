@@ -71,8 +71,9 @@ def cache_fields(saved: dict, colour: bool) -> dict[str, str]:
         values["session"] = f"session {_n(saved.get('weighted'))} weighted ({_kinds(usage)})"
     nudge = saved.get("nudge")
     if isinstance(nudge, dict):
+        even = nudge.get("break_even")
         values["nudge"] = _paint(f"/compact now: {_n(nudge.get('fewer'))} fewer per call, pays back in "
-                                 f"{nudge.get('break_even')} calls", "33", colour)
+                                 f"{even} call{'' if even == 1 else 's'}", "33", colour)
     rebuild = saved.get("last_rebuild")
     if isinstance(saved.get("rebuilds"), int):
         cause = f" (last: {rebuild.get('cause')})" if isinstance(rebuild, dict) else ""
