@@ -840,3 +840,24 @@ def test_plugin_shows_the_title_call(plugin) -> None:
     text = context.commands["xshare"]("p1")
     assert "API calls: 3;" in text and "prompt tokens billed: 10,420" in text
     assert "do not show: 1 (title_generation 1), 420 prompt tokens" in text
+
+
+def test_plugin_command_shows_the_cache_figures_its_data_supports(plugin) -> None:
+    """By kind from state.db; the last call and a rebuild (the HTML page's rule) from the live hooks."""
+    module, context, home = plugin
+    post = context.hooks["post_api_request"][0]
+    post(session_id="p1", task_id="t1", model="m-1",
+         usage={"input_tokens": 40, "cache_read_tokens": 0, "cache_write_tokens": 20_000, "output_tokens": 300})
+    post(session_id="p1", task_id="t1", model="m-2",
+         usage={"input_tokens": 30, "cache_read_tokens": 0, "cache_write_tokens": 20_500, "output_tokens": 120})
+    text = context.commands["xshare"]("p1")
+    rows, _ = measure_hermes([home / "state.db"], module._counter.count, module._counter.name)
+    usage = next(row for row in rows if row["id"] == "p1")["usage"]
+    weighted = (usage["input"] + usage["cache_read"] * 0.1 + usage["cache_write_5m"] * 1.25
+                + usage["cache_write_1h"] * 2 + usage["output"] * 5)
+    assert f"Session by kind: {weighted:,.0f} weighted" in text
+    assert "Last API call: 20,530 prompt tokens (cache read 0, cache write 20,500, fresh input 30, output 120)" in text
+    assert "Cache rebuilds seen live: 1 (last: model switch, m-1 → m-2)" in text
+    assert "/compact nudge: not available" in text
+    del module._live["p1"]  # a new Hermes process: state.db's figures only
+    assert "not seen live by the plugin" in context.commands["xshare"]("p1")

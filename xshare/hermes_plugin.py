@@ -98,6 +98,24 @@ def _on_api_response(session_id=None, task_id=None, usage=None, model=None, plat
     with _lock:
         record["calls"] += 1
         record["prompt_tokens"] += max(prompt, 0)
+        if isinstance(usage, dict):
+            _watch_call(record, max(prompt, 0), usage, model)
+
+
+# post_api_request's usage (CanonicalUsage) by the ledger's kinds; Hermes reports no cache lifetime: 5 minutes
+_KINDS = {"input": "input_tokens", "cache_read": "cache_read_tokens", "cache_write_5m": "cache_write_tokens",
+          "output": "output_tokens"}
+
+
+def _watch_call(record: dict, prompt: int, usage: dict, model: object) -> None:
+    """The call through economics.Watch (the HTML page's rebuild rule), kept in the record: the last call
+    and the cache rebuilds as /xshare shows them. Cheap: a few numbers per call."""
+    from xshare.economics import Watch
+
+    kinds = {kind: value for kind, name in _KINDS.items() if isinstance(value := usage.get(name), int)}
+    watch = Watch(record.get("watch"))
+    watch.call(prompt, kinds, model=model if isinstance(model, str) else None, time=_now())
+    record["watch"] = watch.to_state()
 
 
 def _on_turn_end(session_id=None, task_id=None, **_) -> None:
@@ -223,8 +241,34 @@ def describe(row: dict | None, live: dict | None, session_id: str) -> str:
     if live:
         lines.append(f"  Seen live by the plugin: {live['calls']:,} main-loop calls, "
                      f"{live['prompt_tokens']:,} prompt tokens")
+    lines += _cache_lines(row, live)
     lines.append(f"  Tokenizer: {row['tokenizer']}")
     return "\n".join(lines)
+
+
+def _kinds(usage: dict) -> str:
+    write = usage.get("cache_write_5m", 0) + usage.get("cache_write_1h", 0)
+    return (f"cache read {usage.get('cache_read', 0):,}, cache write {write:,}, fresh input "
+            f"{usage.get('input', 0):,}, output {usage.get('output', 0):,}")
+
+
+def _cache_lines(row: dict, live: dict | None) -> list[str]:
+    """What the Claude Code status line's {session}, {last}, {rebuilds} and {nudge} say, as far as Hermes's
+    data goes: state.db's totals by kind; the last call and the rebuilds only from the live hooks."""
+    from xshare.economics import Watch, weighted
+
+    usage = row.get("usage") or {}
+    lines = [f"  Session by kind: {weighted(usage):,.0f} weighted (as the HTML page weighs them): {_kinds(usage)}"]
+    watch = Watch(live["watch"]) if live and isinstance(live.get("watch"), dict) else None
+    if watch is None or watch.last is None:
+        lines.append("  Last call and cache rebuilds: not seen live by the plugin in this process")
+    else:
+        last, rebuild = watch.last, watch.last_rebuild
+        lines.append(f"  Last API call: {last['prompt']:,} prompt tokens ({_kinds(last['usage'])})")
+        cause = f" (last: {rebuild['cause']}, {rebuild['detail']})" if rebuild else ""
+        lines.append(f"  Cache rebuilds seen live: {watch.rebuilds:,}{cause}")
+    lines.append("  /compact nudge: not available (Hermes's hooks do not show what a compaction would leave)")
+    return lines
 
 
 def _part(row: dict, category: str) -> float | None:
