@@ -79,6 +79,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     from xshare.report import Report, Window, summarize
     from xshare.rows import write_rows
 
+    if args.from_rows:
+        return _report_from_rows(args)
     if args.demo:
         import tempfile
 
@@ -109,7 +111,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         return 2
     if args.rows:
         try:
-            write_rows(Path(args.rows), rows)
+            from xshare.identity import stamped
+
+            write_rows(Path(args.rows), stamped(rows))
         except OSError as error:
             _say(f"could not write the rows file: {error.strerror or error}")
             return 1
@@ -121,6 +125,38 @@ def cmd_report(args: argparse.Namespace) -> int:
         _print_json({**report.to_json(), **_over_time_json(args.by, rows, marks)})
     else:
         sys.stdout.write(report.to_text() + _over_time_text(args.by, rows, marks))
+    return 0
+
+
+def _report_from_rows(args: argparse.Namespace) -> int:
+    """A team's rollup from rows files (no transcripts read): the same groups and reading, plus how
+    many machines and people the rows came from."""
+    from xshare.report import Report
+    from xshare.rollup import read_rows_files
+
+    if args.by or args.rows or args.demo:
+        _say("--from-rows takes the window flags and --json (not --by, --rows or --demo)")
+        return 2
+    window = _window(args)
+    if window is None:
+        return 2
+    rollup = read_rows_files([Path(path) for path in args.from_rows], window.place)
+    for kind, count in (("unreadable lines", rollup.bad_lines), ("sessions given twice, counted once",
+                        rollup.duplicates), ("rows outside the window", rollup.outside_window)):
+        if count:
+            _say(f"rows files: {kind}: {count:,}")
+    if not rollup.rows:
+        _say(f"no session in the rows files started in the window ({window.describe()})")
+        return 2
+    left_out = rollup.left_out()
+    note = "; ".join(f"{count:,} sessions counted with {name} left out" for name, count in left_out.items())
+    sources = {"rows files": f"{rollup.files:,} read", "machines": f"{len(rollup.machines):,}",
+               "people": f"{len(rollup.people):,}"}
+    report = Report(rollup.groups(), window, rollup.tokenizer(), note, sources)
+    if args.json:
+        _print_json({**report.to_json(), "rollup": rollup.to_json()})
+    else:
+        sys.stdout.write(report.to_text())
     return 0
 
 
@@ -201,7 +237,9 @@ def cmd_collect(args: argparse.Namespace) -> int:
 
     keep(measured.rows)
     path = Path(args.rows)
-    merged, added, replaced = merge_rows(read_rows(path), rows)
+    from xshare.identity import stamped
+
+    merged, added, replaced = merge_rows(read_rows(path), stamped(rows))
     try:
         write_rows(path, merged)
     except OSError as error:
@@ -457,6 +495,8 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--demo", action="store_true", help="run on the sample corpus that ships with xshare")
     report.add_argument("--no-history", action="store_true",
                         help="leave out remembered sessions whose transcript is gone")
+    report.add_argument("--from-rows", nargs="+", metavar="FILE",
+                        help="a team's rollup: rows files from `collect --rows` on many machines, no transcripts")
     report.add_argument("--by", choices=("week", "month"), help="also the groups per week or month")
     report.set_defaults(handler=cmd_report)
 
