@@ -43,7 +43,7 @@ def varied(template: dict, index: int, machine: str, now: datetime, rng: random.
               template["billed_tokens"].items()}
     context = sum(billed.values())
     prompt = int(context * rng.uniform(1.0, 1.15))
-    started = now - timedelta(seconds=rng.uniform(0, 27 * 86400))
+    started = now - timedelta(seconds=rng.uniform(0.2 * 86400, 27 * 86400))  # all ended by now
     return {**template, "id": f"bench-{index:08d}", "machine": machine, "started_at": started.isoformat(),
             "last_activity": (started + timedelta(minutes=rng.uniform(1, 180))).isoformat(),
             "billed_tokens": billed, "context_tokens": context, "prompt_tokens_billed": prompt,
@@ -77,7 +77,8 @@ def main() -> None:
         print(f"generated {args.rows:,} rows in {len(paths)} files, {size / 1e6:,.0f} MB, "
               f"in {time.perf_counter() - started:.1f} s")
         started = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "xshare", "report", "--all", "--json", "--from-rows", *map(str, paths)],
+        command = [sys.executable, "-m", "xshare", "report", "--all", "--json", "--from-rows", *map(str, paths)]
+        done = subprocess.run(command,
                               capture_output=True, env=_env(folder))
         elapsed = time.perf_counter() - started
         peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
