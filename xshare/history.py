@@ -10,6 +10,7 @@ had seen later activity (a stale live state arriving late).
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -76,7 +77,8 @@ def remember(rows: Iterable[dict]) -> int:
     if not data:
         return 0
     try:
-        with locked(_lock_path()), open(history_path(), "a+b") as handle:
+        with locked(_lock_path()), os.fdopen(os.open(history_path(), os.O_RDWR | os.O_APPEND | os.O_CREAT,
+                                                     0o600), "a+b") as handle:  # private, as atomic_write's
             if handle.tell() and (handle.seek(handle.tell() - 1), handle.read(1))[1] != b"\n":
                 data = b"\n" + data  # a line torn by a crash must not swallow the next one
             handle.write(data)
