@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from xshare import history
+from xshare import history, live
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
 
@@ -121,3 +121,14 @@ def test_an_unwritable_history_does_not_stop_the_report(capsys, demo_root: Path)
     history.history_path().mkdir()  # a folder where the file should be
     code, data = report(capsys, demo_root, "--json")
     assert code == 0 and data["sessions"] > 0
+
+
+@pytest.mark.parametrize("event, kept", [("Stop", True), ("PostToolBatch", False)])
+def test_the_hook_remembers_a_session_at_a_turns_end(demo_root: Path, event: str, kept: bool):
+    transcript = interactive_transcripts(demo_root)[0]
+    payload = {"hook_event_name": event, "session_id": transcript.stem, "transcript_path": str(transcript)}
+    live.run_hook(json.dumps(payload).encode())
+    remembered = history.recall()
+    assert (("claude-code", transcript.stem) in remembered) == kept
+    if kept:
+        assert remembered[("claude-code", transcript.stem)]["api_calls"] > 0

@@ -85,3 +85,14 @@ def test_a_missing_file_is_said_and_the_rest_read(demo_rows: Path, tmp_path: Pat
     code, out, err = run(capsys, "report", "--all", "--json", "--from-rows", str(tmp_path / "gone.jsonl"),
                          str(demo_rows))
     assert code == 0 and "could not be read" in err and json.loads(out)["rollup"]["files"] == 1
+
+
+def test_a_row_with_a_bad_figure_changes_no_sum(demo_rows: Path, tmp_path: Path):
+    rows = load(demo_rows)
+    bad = tmp_path / "bad.jsonl"
+    broken = [{**rows[0], "id": "b1", "context_tokens": "many"},
+              {**rows[0], "id": "b2", "billed_tokens": {**rows[0]["billed_tokens"], "shell": None}},
+              {**rows[0], "id": "b3", "first_time_tokens": {}}]
+    bad.write_text("".join(json.dumps(row) + "\n" for row in broken))
+    rollup = read_rows_files([demo_rows, bad], lambda row: "in")
+    assert rollup.bad_lines == 3 and rollup.groups() == summarize(rows)

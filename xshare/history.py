@@ -73,9 +73,10 @@ def _parse(data: bytes) -> tuple[dict[tuple[str, str], dict], int]:
 def remember(rows: Iterable[dict]) -> int:
     """Append these sessions' rows; returns how many were written. Never raises on a full or read-only
     disk: the report goes on, saying on stderr that the history could not be kept."""
-    data = b"".join(dumps(slim(row)) + b"\n" for row in rows if isinstance(row.get("id"), str))
-    if not data:
+    lines = [dumps(slim(row)) + b"\n" for row in rows if isinstance(row.get("id"), str)]
+    if not lines:
         return 0
+    data = b"".join(lines)
     try:
         with locked(_lock_path()), os.fdopen(os.open(history_path(), os.O_RDWR | os.O_APPEND | os.O_CREAT,
                                                      0o600), "a+b") as handle:  # private, as atomic_write's
@@ -86,7 +87,7 @@ def remember(rows: Iterable[dict]) -> int:
         print(f"xshare: could not add to the history ({error.strerror or error}); these sessions are "
               "remembered only while their transcripts last", file=sys.stderr)
         return 0
-    return data.count(b"\n")
+    return len(lines)
 
 
 def recall() -> dict[tuple[str, str], dict]:

@@ -36,8 +36,14 @@ class _Group:
     shares: list = field(default_factory=list)
 
     def add(self, row: dict) -> None:
-        self.sessions += 1
+        """Raises KeyError or TypeError on a row missing a figure or holding a non-number, before any
+        sum changes (the row is then counted as unreadable)."""
+        billed = [row["billed_tokens"][category] for category in CATEGORIES]
+        first = [row["first_time_tokens"][category] for category in CATEGORIES]
         calls = row["api_calls"]
+        sum(billed) + sum(first) + calls + row["prompt_tokens_billed"] + row["context_tokens"]
+        sum(row.get(name, 0) for name in ("unrecorded_calls", "unrecorded_prompt_tokens"))
+        self.sessions += 1
         self.with_calls += 1 if calls else 0
         self.api_calls += calls
         self.prompt += row["prompt_tokens_billed"]
@@ -45,14 +51,14 @@ class _Group:
         self.unrecorded_calls += row.get("unrecorded_calls", 0)
         self.unrecorded_prompt += row.get("unrecorded_prompt_tokens", 0)
         self.usage_unknown += 1 if row.get("usage_unknown") else 0
-        if row.get("unrecorded_tasks"):
-            self.tasks.update(row["unrecorded_tasks"])
-        billed, first = row["billed_tokens"], row["first_time_tokens"]
-        for index, category in enumerate(CATEGORIES):
-            self.billed[index] += billed[category]
-            self.first_time[index] += first[category]
+        tasks = row.get("unrecorded_tasks")
+        if isinstance(tasks, dict) and all(type(count) is int for count in tasks.values()):
+            self.tasks.update(tasks)
+        for index in range(len(CATEGORIES)):
+            self.billed[index] += billed[index]
+            self.first_time[index] += first[index]
         value = row["exploration_share_of_context"]
-        if value is not None:
+        if isinstance(value, (int, float)):
             self.shares.append(value)
 
     def figures(self, agent: str, source: str) -> dict:
