@@ -132,3 +132,13 @@ def test_the_hook_remembers_a_session_at_a_turns_end(demo_root: Path, event: str
     assert (("claude-code", transcript.stem) in remembered) == kept
     if kept:
         assert remembered[("claude-code", transcript.stem)]["api_calls"] > 0
+
+
+def test_collect_remembers_what_it_measured(capsys, demo_root: Path, tmp_path: Path):
+    assert main(["collect", "--all", "--rows", str(tmp_path / "rows.jsonl")]) == 0
+    capsys.readouterr()
+    deleted = interactive_transcripts(demo_root)
+    for path in deleted:
+        path.unlink()
+    code, data = report(capsys, demo_root, "--json")
+    assert code == 0 and data["remembered_sessions"] == len(deleted) > 0  # their subagents' files remain
