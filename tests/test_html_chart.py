@@ -75,3 +75,21 @@ def test_the_index_has_the_chart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     for href in re.findall(r'<details id="period-[^"]+"><summary>[^<]*</summary><p>(.*?)</p>', page):
         for target in re.findall(r'href="([^"]+)"', href):
             assert (out.parent / target).is_file()
+
+
+def test_a_calibration_above_100_percent_is_drawn_above_the_line_not_clamped():
+    over = {**ROWS[0], "prompt_tokens_billed": 600}  # a bill below the record: calibration 167%
+    html = chart_html([over], [], {})
+    hundred = float(re.search(r'y1="([\d.]+)"[^>]*/><text x="4" y="[\d.]+" font-size="11">100%', html).group(1))
+    calibration = re.search(r'<polyline points="[\d.]+,([\d.]+)"[^>]*stroke="#2471a3"', html)
+    assert float(calibration.group(1)) < hundred - 20  # well above it, as 167% is
+
+
+def test_many_periods_are_all_linked_though_not_all_named():
+    rows = [row(f"s{week:03d}", f"2026-{1 + week // 5:02d}-{1 + (week % 5) * 5:02d}T10:00:00Z", 0.2)
+            for week in range(50)]
+    html = chart_html(rows, [], {})
+    svg = html.split("</svg>")[0]
+    linked = re.findall(r'href="#period-([^"]+)"', svg)
+    named = re.findall(r'text-anchor="middle">(?!n=)([^<]+)</text>', svg)
+    assert len(linked) == len(set(linked)) > 12 and 0 < len(named) <= 13

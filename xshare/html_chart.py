@@ -62,36 +62,62 @@ def _marks_svg(marks: list[dict], periods: list[str], by: str) -> str:
     return "".join(out)
 
 
+def _top(figures: list) -> float:
+    """The scale's top: 100%, or the highest calibration above it (a bill below the record), to a 25%."""
+    highest = max((group[field] for _, group, _ in figures if group for field, _, _ in _SERIES
+                   if group[field] is not None), default=1.0)
+    return max(1.0, -(-highest * 4 // 1) / 4)
+
+
+def _axes(top: float) -> str:
+    """The reading's thresholds and the 100% line."""
+    out = []
+    for limit in [limit for limit, _, _ in READINGS[:-1]] + [1.0]:
+        y = _y(limit, top)
+        out.append(f'<line x1="{_LEFT}" x2="{_WIDTH - 8}" y1="{y:.1f}" y2="{y:.1f}" stroke="#999" '
+                   f'stroke-dasharray="2 2"/><text x="4" y="{y + 4:.1f}" font-size="11">{limit:.0%}</text>')
+    return "".join(out)
+
+
+def _labels(periods: list[str], counts: list[int]) -> str:
+    """Each period's name (the year only where it changes) and session count, linking to its list;
+    with many periods, every few are named so that names do not overlap (all stay linked)."""
+    step = max(1, -(-len(periods) // 12))
+    out = []
+    for index, (period, count) in enumerate(zip(periods, counts, strict=True)):
+        x = _x(index, len(periods))
+        named = index % step == 0
+        short = period if index == 0 or period[:4] != periods[index - 1][:4] else period[5:]
+        text = (f'<text x="{x:.1f}" y="{_HEIGHT - _BOTTOM + 16}" font-size="11" text-anchor="middle">'
+                f'{escape(short)}</text><text x="{x:.1f}" y="{_HEIGHT - _BOTTOM + 30}" font-size="10" '
+                f'text-anchor="middle">n={count}</text>') if named else ""
+        out.append(f'<a href="#period-{escape(period)}"><title>{escape(period)}: {count} interactive session(s)'
+                   f'</title><rect x="{x - 6:.1f}" y="{_TOP}" width="12" height="{_HEIGHT - _TOP:.0f}" '
+                   f'fill="transparent"/>{text}</a>')
+    return "".join(out)
+
+
 def chart_html(rows: list[dict], marks: list[dict], page_of: dict[str, str], by: str = "week") -> str:
     """The chart and, under it, each period's sessions linked to their pages (`page_of`: id -> file)."""
     figures = _figures(rows, by)
     if not figures:
         return ""
-    periods = [period for period, _, _ in figures]
+    periods, top = [period for period, _, _ in figures], _top(figures)
     parts = [f'<section class="chart"><h2>Over time, by {by}</h2>',
              f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_WIDTH} {_HEIGHT}" width="100%" role="img" '
-             f'aria-label="interactive exploration share and calibration per {by}">']
-    for limit, _, _ in READINGS[:-1]:
-        y = _y(limit, 1.0)
-        parts.append(f'<line x1="{_LEFT}" x2="{_WIDTH - 8}" y1="{y:.1f}" y2="{y:.1f}" stroke="#999" '
-                     f'stroke-dasharray="2 2"/><text x="4" y="{y + 4:.1f}" font-size="11">{limit:.0%}</text>')
-    parts.append(f'<text x="4" y="{_y(1.0, 1.0) + 4:.1f}" font-size="11">100%</text>')
+             f'aria-label="interactive exploration share and calibration per {by}">', _axes(top)]
     for field, colour, _ in _SERIES:
-        points = [(_x(index, len(figures)), _y(group[field], 1.0)) for index, (_, group, _) in enumerate(figures)
+        points = [(_x(index, len(figures)), _y(group[field], top)) for index, (_, group, _) in enumerate(figures)
                   if group and group[field] is not None]
         parts.append(_lines(points, colour))
     parts.append(_marks_svg(marks, periods, by))
-    for index, (period, group, _) in enumerate(figures):
-        x = _x(index, len(figures))
-        count = group["sessions"] if group else 0
-        parts.append(f'<a href="#period-{escape(period)}"><text x="{x:.1f}" y="{_HEIGHT - _BOTTOM + 16}" '
-                     f'font-size="11" text-anchor="middle">{escape(period)}</text><text x="{x:.1f}" '
-                     f'y="{_HEIGHT - _BOTTOM + 30}" font-size="10" text-anchor="middle">n={count}</text></a>')
+    parts.append(_labels(periods, [group["sessions"] if group else 0 for _, group, _ in figures]))
     parts.append("</svg>")
     legend = "; ".join(f'<svg width="10" height="10"><circle cx="5" cy="5" r="4" fill="{colour}"/></svg> '
                        f"{escape(words)}" for _, colour, words in _SERIES)  # no style attribute: the CSP
-    parts.append(f'<p class="sub">{legend}; dashed grey: the reading\'s 10% and 30% lines; dashed purple: '
-                 f"your marks. n: interactive sessions in the {by} (fewer than 10 is an anecdote).</p>")
+    parts.append(f'<p class="sub">{legend}; dashed grey: the reading\'s 10% and 30% lines, and 100%; dashed '
+                 f"purple: your marks. n: interactive sessions in the {by} (fewer than 10 is an anecdote). "
+                 "Each period links to its sessions below.</p>")
     parts += [_period_list(period, members, page_of) for period, _, members in figures]
     parts.append("</section>\n")
     return "".join(parts)
