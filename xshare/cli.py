@@ -79,6 +79,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     from xshare.report import Report, Window, summarize
     from xshare.rows import write_rows
 
+    if args.from_rows:
+        return _report_from_rows(args)
     if args.demo:
         import tempfile
 
@@ -98,6 +100,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     if _refuse_rows_file(args):
         return 1
     measured, rows, deferred = _measure_in_window(args, window)
+    remembered, other = _remembered_in_window(args, measured, window)
+    rows += remembered
     if not rows:
         still = f"; {deferred} still active at its end" if deferred else ""
         _say(f"no session started in the window ({window.describe()}){still}")
@@ -107,17 +111,116 @@ def cmd_report(args: argparse.Namespace) -> int:
         return 2
     if args.rows:
         try:
-            write_rows(Path(args.rows), rows)
+            from xshare.identity import stamped
+
+            write_rows(Path(args.rows), stamped(rows))
         except OSError as error:
             _say(f"could not write the rows file: {error.strerror or error}")
             return 1
     choice = measured.tokenizer
-    report = Report(summarize(rows), window, choice.name, choice.note, measured.sources, deferred)
+    report = Report(summarize(rows), window, choice.name, choice.note, measured.sources, deferred,
+                    remembered=len(remembered), other_tokenizer=other)
+    marks = [] if args.demo else _marks()
     if args.json:
-        _print_json(report.to_json())
+        _print_json({**report.to_json(), **_over_time_json(args.by, rows, marks)})
+    else:
+        sys.stdout.write(report.to_text() + _over_time_text(args.by, rows, marks))
+    return 0
+
+
+def _report_from_rows(args: argparse.Namespace) -> int:
+    """A team's rollup from rows files (no transcripts read): the same groups and reading, plus how
+    many machines and people the rows came from."""
+    from xshare.report import Report
+    from xshare.rollup import read_rows_files
+
+    if args.by or args.rows or args.demo:
+        _say("--from-rows takes the window flags and --json (not --by, --rows or --demo)")
+        return 2
+    window = _window(args)
+    if window is None:
+        return 2
+    rollup = read_rows_files([Path(path) for path in args.from_rows], window.place)
+    for kind, count in (("unreadable lines", rollup.bad_lines), ("sessions given twice, counted once",
+                        rollup.duplicates), ("rows outside the window", rollup.outside_window)):
+        if count:
+            _say(f"rows files: {kind}: {count:,}")
+    if not rollup.rows:
+        _say(f"no session in the rows files started in the window ({window.describe()})")
+        return 2
+    left_out = rollup.left_out()
+    note = "; ".join(f"{count:,} sessions counted with {name} left out" for name, count in left_out.items())
+    sources = {"rows files": f"{rollup.files:,} read", "machines": f"{len(rollup.machines):,}",
+               "people": f"{len(rollup.people):,}"}
+    report = Report(rollup.groups(), window, rollup.tokenizer(), note, sources)
+    if args.json:
+        _print_json({**report.to_json(), "rollup": rollup.to_json()})
     else:
         sys.stdout.write(report.to_text())
     return 0
+
+
+def _marks() -> list[dict]:
+    from xshare.periods import read_marks
+
+    return read_marks()
+
+
+def _over_time_json(by: str | None, rows: list[dict], marks: list[dict]) -> dict:
+    """--by's periods and the marks' before/after, for the JSON report."""
+    from xshare.periods import marks_json, periods_json
+
+    return {**({"over_time": periods_json(rows, by)} if by else {}),
+            **({"marks": marks_json(rows, marks)} if marks else {})}
+
+
+def _over_time_text(by: str | None, rows: list[dict], marks: list[dict]) -> str:
+    from xshare.periods import marks_text, periods_text
+
+    parts = ([periods_text(rows, by)] if by else []) + ([marks_text(rows, marks)] if marks else [])
+    return printable_lines("\n".join(["", *parts])) if parts else ""
+
+
+def cmd_mark(args: argparse.Namespace) -> int:
+    """Name a change (a CLAUDE.md rule, an index, another model): reports split before and after it."""
+    from xshare.periods import add_mark, read_marks
+    from xshare.report import parse_cli_time
+
+    if not args.label:
+        for mark in read_marks():
+            print(printable(f"{mark['at']}  {mark['label']}"))
+        return 0
+    try:
+        at = parse_cli_time(args.at) if args.at else datetime.now(timezone.utc)
+    except ValueError as error:
+        _say(str(error))
+        return 2
+    label = " ".join(args.label)
+    try:
+        add_mark(label, at)
+    except OSError as error:
+        _say(f"could not store the mark: {error.strerror or error}")
+        return 1
+    print(printable(f"marked {at:%Y-%m-%d %H:%M} UTC: {label}"))
+    return 0
+
+
+def _remembered_in_window(args: argparse.Namespace, measured, window) -> tuple[list[dict], int]:
+    """Keep the measured rows in the history (never the demo's); the remembered sessions in the window
+    whose transcript is gone, and how many more were left out for their tokenizer. None with
+    --no-history, nor for a report on folders or databases the user named (a report on them alone)."""
+    from xshare.history import gone_sessions, keep
+
+    if args.demo:
+        return [], 0
+    remembered = keep(measured.rows)
+    named = (args.claude_root, args.hermes_db, args.codex_home, args.gemini_home, args.opencode_db,
+             args.openclaw_home)
+    if getattr(args, "no_history", False) or any(named):
+        return [], 0
+    same, other = gone_sessions(measured.rows, remembered, measured.tokenizer.name)
+    return ([row for row in same if window.place(row) == "in"],
+            sum(1 for row in other if window.place(row) == "in"))
 
 
 def cmd_collect(args: argparse.Namespace) -> int:
@@ -129,9 +232,14 @@ def cmd_collect(args: argparse.Namespace) -> int:
         return 2
     if _refuse_rows_file(args):
         return 1
-    _, rows, deferred = _measure_in_window(args, window)
+    measured, rows, deferred = _measure_in_window(args, window)
+    from xshare.history import keep
+
+    keep(measured.rows)
     path = Path(args.rows)
-    merged, added, replaced = merge_rows(read_rows(path), rows)
+    from xshare.identity import stamped
+
+    merged, added, replaced = merge_rows(read_rows(path), stamped(rows))
     try:
         write_rows(path, merged)
     except OSError as error:
@@ -386,7 +494,17 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--json", action="store_true", help="the report as JSON")
     report.add_argument("--rows", metavar="FILE", help="also write one JSON line per session to FILE")
     report.add_argument("--demo", action="store_true", help="run on the sample corpus that ships with xshare")
+    report.add_argument("--no-history", action="store_true",
+                        help="leave out remembered sessions whose transcript is gone")
+    report.add_argument("--from-rows", nargs="+", metavar="FILE",
+                        help="a team's rollup: rows files from `collect --rows` on many machines, no transcripts")
+    report.add_argument("--by", choices=("week", "month"), help="also the groups per week or month")
     report.set_defaults(handler=cmd_report)
+
+    mark = commands.add_parser("mark", help="name a change; reports split before and after it (no label: list)")
+    mark.add_argument("label", nargs="*", help='what changed, e.g. "added NeuralMind"')
+    mark.add_argument("--at", metavar="DATE", help="when (a date or ISO timestamp, UTC unless offset); default now")
+    mark.set_defaults(handler=cmd_mark)
 
     collect = commands.add_parser("collect", help="nightly: add new sessions to a rows file, replace grown ones")
     _add_measure_options(collect)

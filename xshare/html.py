@@ -284,8 +284,16 @@ def write_index(
             written += 1
         entries.append(Linked(row, page.name))
     entries.sort(key=lambda entry: entry.row.get("last_activity") or "", reverse=True)
-    atomic_write(target, render_index(entries, measured.tokenizer).encode("utf-8"))
+    atomic_write(target, render_index(entries, measured.tokenizer, _chart(entries)).encode("utf-8"))
     return target, written
+
+
+def _chart(entries: list[Linked]) -> str:
+    """The share over time, each week linked to its sessions (marks: `xshare mark`)."""
+    from xshare.html_chart import chart_html
+    from xshare.periods import read_marks
+
+    return chart_html([entry.row for entry in entries], read_marks(), {e.row["id"]: e.href for e in entries if e.href})
 
 
 def _hermes_html(args: argparse.Namespace, choice: tokenizers.TokenizerChoice, out: Path | None,

@@ -638,7 +638,7 @@ def _footer(data: SessionData) -> str:
 # --- the index -----------------------------------------------------------------------------------
 
 
-def render_index(entries: list[Linked], tokenizer: TokenizerChoice) -> str:
+def render_index(entries: list[Linked], tokenizer: TokenizerChoice, chart: str = "") -> str:
     """Every session with its share, size and date, each linked to its page; subagents under their parent."""
     ids = {entry.row["id"] for entry in entries}
     top = sum(1 for entry in entries if entry.row.get("parent") not in ids)
@@ -646,7 +646,7 @@ def render_index(entries: list[Linked], tokenizer: TokenizerChoice) -> str:
     return "".join([
         _head("xshare \u00b7 sessions"), "<body>\n<main>\n<h1>Sessions: where the prompt tokens went</h1>\n",
         f'<p class="sub">{top:,} session(s) and {len(entries) - top:,} subagent transcript(s), newest first. '
-        f"Tokenizer: {_t(tokenizer.name)}{note}.</p>\n", _sessions(entries, "Session", nested=True),
+        f"Tokenizer: {_t(tokenizer.name)}{note}.</p>\n", chart, _sessions(entries, "Session", nested=True),
         f"<footer><p>Made by xshare {_t(__version__)}. Each page is one file; nothing is loaded from anywhere."
         "</p></footer>\n</main>\n</body>\n</html>\n",
     ])

@@ -192,6 +192,10 @@ def transcripts_of(payload: dict) -> list[tuple[Path, str | None]]:
     return found
 
 
+# the turns' ends: the history gains a line per turn, not one per tool batch
+REMEMBER_ON = ("Stop", "SubagentStop", "PreCompact", "SessionEnd")
+
+
 def run_hook(stdin: bytes) -> None:
     """`xshare hook`: never prints, never fails; problems go to the log in xshare's state directory."""
     try:
@@ -203,7 +207,11 @@ def run_hook(stdin: bytes) -> None:
             if starting and not os.path.lexists(path):
                 continue  # Claude Code writes the transcript at the first message: not there yet is normal
             if session_id is None or not is_current(path, session_id):
-                update(path)
+                row = update(path)
+                if row and payload.get("hook_event_name") in REMEMBER_ON:
+                    from xshare.history import remember
+
+                    remember([row])
     except Exception:  # the hook must exit 0 whatever happens; the log says what went wrong
         _log(traceback.format_exc())
 

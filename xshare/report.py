@@ -192,6 +192,8 @@ class Report:
     tokenizer_note: str
     sources: dict[str, str]
     deferred: int = 0
+    remembered: int = 0  # sessions counted from xshare's history: their transcript is gone
+    other_tokenizer: int = 0  # remembered sessions left out: counted with another tokenizer
 
     @property
     def sessions(self) -> int:
@@ -207,6 +209,8 @@ class Report:
             "window": {**self.window.to_json(), "deferred_sessions": self.deferred},
             "sources": self.sources,
             "sessions": self.sessions,
+            "remembered_sessions": self.remembered,
+            "remembered_other_tokenizer": self.other_tokenizer,
             "groups": self.groups,
         }
 
@@ -216,7 +220,7 @@ class Report:
         groups = self.groups.items()
         lines = [
             "Exploration share of the token bill",
-            f"{self.window.describe()}. {found}.",
+            f"{self.window.describe()}. {found}{self._history_note()}.",
             "",
             f"Sessions: {self.sessions:,}{deferred if self.deferred else ''}",
             "",
@@ -254,6 +258,13 @@ class Report:
         note = f" ({self.tokenizer_note})" if self.tokenizer_note else ""
         lines += ["", f"Tokenizer: {self.tokenizer}{note}", "", *COLUMN_NOTES]
         return printable_lines("\n".join(lines)) + "\n"  # the labels were made printable one by one above
+
+    def _history_note(self) -> str:
+        """The header's word on sessions counted from the history rather than a transcript."""
+        note = f"; history: {self.remembered:,} session{'s' if self.remembered != 1 else ''} whose transcript is gone"
+        if self.other_tokenizer:
+            note += f" ({self.other_tokenizer:,} more counted with another tokenizer, left out)"
+        return note if self.remembered or self.other_tokenizer else ""
 
 
 COLUMN_NOTES = (

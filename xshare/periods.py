@@ -1,0 +1,141 @@
+"""The share over time: the report's groups per week or month, and the changes a user marked
+(`xshare mark "added NeuralMind"`) with the sessions on either side of each.
+
+Periods are taken from when a session started, in UTC; weeks are ISO weeks (Monday to Sunday).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import defaultdict
+from datetime import datetime
+from pathlib import Path
+
+from xshare.printable import printable
+from xshare.report import ANECDOTE_BELOW, _pct, _table, parse_time, reading, summarize
+from xshare.store import atomic_write, dumps, read_json, state_dir
+
+PERIODS = ("week", "month")
+
+
+def period_of(moment: datetime, by: str) -> str:
+    """'2026-11' for a month, '2026-W48' for an ISO week."""
+    if by == "month":
+        return f"{moment:%Y-%m}"
+    year, week, _ = moment.isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+def split_by_period(rows: list[dict], by: str) -> dict[str, list[dict]]:
+    """The rows per period, oldest first; a row with no start time has no period and is left out."""
+    members: dict[str, list[dict]] = defaultdict(list)
+    for row in rows:
+        started = parse_time(row.get("started_at"))
+        if started is not None:
+            members[period_of(started, by)].append(row)
+    return dict(sorted(members.items()))
+
+
+def periods_json(rows: list[dict], by: str) -> dict:
+    return {"by": by, "periods": {period: {"sessions": len(members), "groups": summarize(members)}
+                                  for period, members in split_by_period(rows, by).items()}}
+
+
+def _period_lines(period: str, groups: dict[str, dict]) -> list[tuple[str, ...]]:
+    return [(f"{period}  {key.replace('/', ' / ', 1)}", f"{g['sessions']:,}", _pct(g["exploration_share_of_context"]),
+             _pct(g["median_session_share"]), _pct(g["recorded_over_billed"])) for key, g in groups.items()]
+
+
+def periods_text(rows: list[dict], by: str) -> str:
+    """One line per period and group: its sessions, pooled and median share, calibration."""
+    table = []
+    for period, members in split_by_period(rows, by).items():
+        table += _period_lines(period, summarize(members))
+    header = ("Period  agent / source", "Sessions", "Exploration of context", "Median session",
+              "Recorded / billed")
+    few = f"A period of fewer than {ANECDOTE_BELOW} sessions in a group is an anecdote, not a finding."
+    return "\n".join([f"By {by} (when sessions started, UTC):", "", *_table(header, table), "", few, ""])
+
+
+# --- marks ------------------------------------------------------------------------------------------
+
+
+def marks_path() -> Path:
+    return state_dir() / "history" / "marks.json"
+
+
+def read_marks() -> list[dict]:
+    """The marks stored, oldest first; a damaged file is read as no marks (and said so)."""
+    data = read_json(marks_path())
+    if data is None:
+        return []
+    marks = [mark for mark in data if isinstance(mark, dict) and parse_time(mark.get("at"))
+             and isinstance(mark.get("label"), str)] if isinstance(data, list) else []
+    if not isinstance(data, list) or len(marks) != len(data):
+        print("xshare: some marks could not be read and are left out", file=sys.stderr)
+    return sorted(marks, key=lambda mark: parse_time(mark["at"]))
+
+
+def add_mark(label: str, at: datetime) -> dict:
+    mark = {"label": label, "at": at.isoformat()}
+    atomic_write(marks_path(), dumps([*read_marks(), mark]))
+    return mark
+
+
+def _side(rows: list[dict]) -> dict:
+    """One side of a mark: the interactive groups' sessions, shares and reading."""
+    groups = summarize([row for row in rows if row.get("source") == "interactive"])
+    return {key: {"sessions": g["sessions"], "exploration_share_of_context": g["exploration_share_of_context"],
+                  "median_session_share": g["median_session_share"], "recorded_over_billed": g["recorded_over_billed"],
+                  "reading": g["reading"]} for key, g in groups.items()}
+
+
+def split_at(rows: list[dict], at: datetime) -> tuple[list[dict], list[dict]]:
+    """The rows of sessions started before the moment, and those started at or after it."""
+    before, after = [], []
+    for row in rows:
+        started = parse_time(row.get("started_at"))
+        if started is not None:
+            (before if started < at else after).append(row)
+    return before, after
+
+
+def marks_json(rows: list[dict], marks: list[dict]) -> list[dict]:
+    result = []
+    for mark in marks:
+        before, after = split_at(rows, parse_time(mark["at"]))
+        result.append({**mark, "before": _side(before), "after": _side(after)})
+    return result
+
+
+def marks_text(rows: list[dict], marks: list[dict]) -> str:
+    """Before and after each mark, with the session counts each side rests on."""
+    if not marks:
+        return ""
+    lines = ["Before and after the changes you marked (interactive sessions):", ""]
+    for mark in marks:
+        at = parse_time(mark["at"])
+        lines.append(f"  {printable(mark['label'])} ({at:%Y-%m-%d %H:%M} UTC):")
+        before, after = split_at(rows, at)
+        sides = {"before": _side(before), "after": _side(after)}
+        for key in sorted(set(sides["before"]) | set(sides["after"])):
+            for name, side in sides.items():
+                group = side.get(key)
+                if group is None:
+                    lines.append(f"    {key} {name}: no sessions")
+                    continue
+                lines.append(f"    {key} {name}: {group['sessions']:,} session{'s' if group['sessions'] != 1 else ''}, "
+                             f"exploration {_pct(group['exploration_share_of_context'])} of context, median "
+                             f"{_pct(group['median_session_share'])}; {_short_reading(group)}")
+        if not sides["before"] and not sides["after"]:
+            lines.append("    no interactive sessions on either side in the window")
+    lines.append("  A difference between two sides that rest on few sessions is not a finding about the change.")
+    return "\n".join(lines) + "\n"
+
+
+def _short_reading(group: dict) -> str:
+    """The reading's band, and the anecdote caution when the side rests on few sessions."""
+    text = reading(group["exploration_share_of_context"], group["median_session_share"], group["sessions"])
+    band = text.split(";")[0].split(" (")[0]
+    caution = "an anecdote, not a finding" if group["sessions"] < ANECDOTE_BELOW else ""
+    return f"{band}{'; ' + caution if caution else ''}"
