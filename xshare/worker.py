@@ -13,18 +13,18 @@ an old one. Where it cannot run (no AF_UNIX, XSHARE_WORKER=0, a failed start) th
 
 from __future__ import annotations
 
-import hashlib
+import _socket  # socket.py costs the hook 7 ms of imports for enum wrappers it does not need
 import json
 import os
-import socket
-import subprocess
 import sys
-import tempfile
 import time
+import zlib
 from pathlib import Path
 
 from xshare import METHOD_VERSION, __version__
 from xshare.paths import live_dir, state_dir
+
+# the hook imports this module on every call with new bytes: subprocess and tempfile wait until needed
 
 IDLE_SECONDS = 600.0
 START_WAIT = 5.0  # seconds the first call waits for a new worker before counting itself
@@ -33,13 +33,21 @@ _MAX_SOCKET_PATH = 100  # sun_path holds 104 (macOS) to 108 (Linux) bytes
 
 
 def enabled() -> bool:
-    return hasattr(socket, "AF_UNIX") and os.environ.get("XSHARE_WORKER", "1") != "0"
+    return hasattr(_socket, "AF_UNIX") and os.environ.get("XSHARE_WORKER", "1") != "0"
+
+
+def _setup() -> str:
+    """Everything that could make a worker count differently from the hook that asks it."""
+    parts = (__version__, str(METHOD_VERSION), str(Path(__file__).resolve().parent), sys.executable,
+             str(state_dir().resolve()), os.environ.get("XSHARE_VOCAB", ""))
+    return "\0".join(parts)
 
 
 def _key() -> str:
-    parts = (__version__, str(METHOD_VERSION), str(Path(__file__).resolve().parent), sys.executable,
-             str(state_dir().resolve()), os.environ.get("XSHARE_VOCAB", ""))
-    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+    # crc32 only names the socket (hashlib's import costs the hook 7 ms); the worker compares the
+    # whole setup string of every request, so a collision only costs a local count
+    setup = _setup().encode()
+    return f"{zlib.crc32(setup):08x}{zlib.adler32(setup):08x}"
 
 
 def socket_path() -> Path:
@@ -48,6 +56,8 @@ def socket_path() -> Path:
     path = live_dir() / name
     if len(os.fsencode(str(path))) <= _MAX_SOCKET_PATH:
         return path
+    import tempfile
+
     return Path(tempfile.gettempdir()) / f"xshare-{os.getuid()}" / name
 
 
@@ -76,17 +86,20 @@ def ask(paths: list[Path]) -> bool:
 
 def _request(path: Path, paths: list[Path]) -> dict | None:
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+        client = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        try:
             client.settimeout(REPLY_WAIT)
             client.connect(str(path))
-            client.sendall(json.dumps({"paths": [str(p) for p in paths]}).encode() + b"\n")
-            client.shutdown(socket.SHUT_WR)
+            client.sendall(json.dumps({"setup": _setup(), "paths": [str(p) for p in paths]}).encode())
+            client.shutdown(_socket.SHUT_WR)
             return json.loads(_read_all(client))
+        finally:
+            client.close()
     except (OSError, ValueError):
         return None
 
 
-def _read_all(conn: socket.socket) -> bytes:
+def _read_all(conn) -> bytes:
     chunks = []
     while chunk := conn.recv(65536):
         chunks.append(chunk)
@@ -95,6 +108,8 @@ def _read_all(conn: socket.socket) -> bytes:
 
 def _start(path: Path) -> bool:
     """Start a worker in its own session, so it outlives this hook call."""
+    import subprocess
+
     if not _private_folder(path.parent):
         return False
     package_parent = str(Path(__file__).resolve().parents[1])
@@ -109,6 +124,8 @@ def _start(path: Path) -> bool:
 
 def serve() -> None:
     """The worker's life: one at a time (updates take per-session locks anyway), until idle."""
+    import socket
+
     from xshare.store import locked
 
     path = socket_path()
@@ -143,7 +160,7 @@ def _warm_up() -> None:
     tokens.Counter(tokens.choose())
 
 
-def _serve_until_idle(server: socket.socket) -> None:
+def _serve_until_idle(server) -> None:
     while True:
         try:
             conn, _ = server.accept()
@@ -162,8 +179,10 @@ def _handle(data: bytes) -> dict:
 
     started = time.process_time()
     try:
-        paths = json.loads(data)["paths"]
-        for path in paths:
+        request = json.loads(data)
+        if request.get("setup") != _setup():
+            return {"ok": False}  # another setup under the same socket name: the hook counts itself
+        for path in request["paths"]:
             live.update(Path(path))
     except Exception:  # noqa: BLE001  (the hook then counts itself; the log says why)
         import traceback
