@@ -6,8 +6,8 @@ session) and hands it the transcripts; later calls only connect to its Unix sock
 wait for "done". The worker runs `live.update`, the very reader and ledger the report runs (one ledger),
 under the same per-session locks, so a call it serves equals one run in the hook's own process. It exits
 after XSHARE_WORKER_IDLE seconds (default 600) without a request. Its socket name holds a key of
-everything that could make it count differently (xshare's version and path, the ledger's method, the
-interpreter, the state folder, $XSHARE_VOCAB), so a changed setup starts a new worker instead of asking
+everything that could make it count differently (xshare's version, path and install time, the ledger's
+method, the interpreter, the state folder, $XSHARE_VOCAB), so a changed setup starts a new worker instead of asking
 an old one. Where it cannot run (no AF_UNIX, XSHARE_WORKER=0, a failed start) the hook counts itself.
 """
 
@@ -38,7 +38,12 @@ def enabled() -> bool:
 
 def _setup() -> str:
     """Everything that could make a worker count differently from the hook that asks it."""
-    parts = (__version__, str(METHOD_VERSION), str(Path(__file__).resolve().parent), sys.executable,
+    package = Path(__file__).resolve().parent
+    try:  # a reinstall rewrites the package's files: a worker running the old code is then not asked
+        installed = str(os.stat(package / "__init__.py").st_mtime_ns)
+    except OSError:
+        installed = ""
+    parts = (__version__, str(METHOD_VERSION), str(package), installed, sys.executable,
              str(state_dir().resolve()), os.environ.get("XSHARE_VOCAB", ""))
     return "\0".join(parts)
 
