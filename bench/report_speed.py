@@ -49,8 +49,9 @@ def jsonl_bytes(roots: list[Path]) -> int:
     return sum(path.stat().st_size for root in roots for path in (root / "projects").rglob("*.jsonl"))
 
 
-def tokenizer_limit(roots: list[Path]) -> tuple[float, int, int]:
-    """Seconds tiktoken alone needs for the distinct texts xshare counts (and their count and bytes)."""
+def tokenizer_limit(roots: list[Path]) -> tuple[float, int, int, float]:
+    """Seconds tiktoken alone needs for the distinct texts xshare counts (and their count and bytes),
+    and seconds the reader needs on one thread to find them with no counting at all: the parse floor."""
     from xshare import tokens
     from xshare.sources import claude
 
@@ -60,8 +61,10 @@ def tokenizer_limit(roots: list[Path]) -> tuple[float, int, int]:
         texts.setdefault((hash(text), len(text)), text)
         return 0
 
+    parse_started = time.perf_counter()
     for file in claude.discover([root / "projects" for root in roots]):
         claude.ClaudeTranscript(file, record, "record").catch_up()
+    parse = time.perf_counter() - parse_started
     counter = tokens.Counter(tokens.choose())
     if counter.name != tokens.O200K:
         sys.exit(f"no o200k_base vocabulary ({counter.choice.note}); set XSHARE_VOCAB")
@@ -71,7 +74,7 @@ def tokenizer_limit(roots: list[Path]) -> tuple[float, int, int]:
         encode(text)
     elapsed = time.perf_counter() - started
     size = sum(len(text.encode("utf-8", "surrogatepass")) for text in texts.values())
-    return elapsed, len(texts), size
+    return elapsed, len(texts), size, parse
 
 
 def run_report(roots: list[Path], home: Path, *extra: str) -> tuple[float, int]:
@@ -158,10 +161,13 @@ def main() -> None:
     size_mb = jsonl_bytes(roots) / 1e6
     print(f"corpus: {len(roots)} roots, {size_mb:.1f} MB of JSONL; {os.cpu_count()} cores; runs: {args.runs}")
 
-    limit_s, texts, text_bytes = tokenizer_limit(roots)
+    limit_s, texts, text_bytes, parse_s = tokenizer_limit(roots)
     limit = size_mb / limit_s
     print(f"limit   tiktoken alone, 1 thread: {texts:,} distinct texts, {text_bytes / 1e6:.1f} MB, "
           f"{limit_s:.2f} s = {limit:.1f} MB/s of JSONL")
+    cores = os.cpu_count() or 1
+    print(f"floor   the reader alone (parse, ledger, no counting), 1 thread: {parse_s:.2f} s; parse + count "
+          f"on {cores} cores at best {(parse_s + limit_s) / cores:.2f} s")
 
     cold, cold_peak = timed(args.runs, roots, "--no-cache")
     cold_rate = size_mb / statistics.median(cold)
