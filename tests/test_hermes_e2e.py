@@ -138,6 +138,7 @@ def check_against_the_bill(host: Host, session_id: str, source: str) -> dict:
     assert group["unrecorded_calls"] == 1 and group["unrecorded_prompt_tokens"] == title["prompt_tokens"]
     assert group["billed_tokens"]["exploration"] > 0  # the read_file and the `cat`
     (row,) = [json.loads(line) for line in rows_file.read_text().splitlines()]
+    assert row.pop("machine")  # the rows file's anonymous machine id, not part of a session's row
     assert row["unrecorded_tasks"] == {"title_generation": 1}
     alone = json.loads(host.xshare("session", session_id, "--hermes-db", str(host.database), "--json").stdout)
     assert alone == row

@@ -476,3 +476,14 @@ def test_a_hermes_session_from_a_real_database_layout_gets_its_page(tmp_path: Pa
     assert set(page.attr("p", "data-na")) == {"rebuilds", "compactions", "compaction-now"}
     assert main(["html", "no-such-session", "--hermes-db", str(database)]) == 2
     assert "no Claude Code transcript or Hermes session matches" in capsys.readouterr().err
+
+
+def test_index_pages_link_every_subagent_of_their_session(demo_root: Path):
+    index, _ = xhtml.write_index(choice(), claude_roots=[str(demo_root)])
+    files = discover([demo_root])
+    parents = [f for f in files if xhtml.subagent_files(f, files)]
+    assert parents, "the demo holds sessions with subagents"
+    for parent in parents:
+        links = set(read_page(index.parent / xhtml.page_name(parent.session_id)).attr("a", "href"))
+        for sub in xhtml.subagent_files(parent, files):
+            assert xhtml.page_name(sub.session_id) in links, sub.session_id

@@ -36,7 +36,7 @@ def behind(tmp_path: Path) -> tuple[Path, dict]:
         handle.write(b"".join(lines[len(lines) // 2 :]))
     return target, {"HOME": str(tmp_path / "home"), "XSHARE_HOME": os.environ["XSHARE_HOME"], "NO_COLOR": "1",
                     **({"XSHARE_VOCAB": os.environ["XSHARE_VOCAB"]} if "XSHARE_VOCAB" in os.environ else {}),
-                    "TIKTOKEN_CACHE_DIR": os.environ["TIKTOKEN_CACHE_DIR"]}
+                    "TIKTOKEN_CACHE_DIR": os.environ["TIKTOKEN_CACHE_DIR"], "XSHARE_WORKER": "0"}
 
 
 def show(path: Path, env: dict, *args: str) -> str:

@@ -179,6 +179,7 @@ def write_session_page(
     sub_rows: dict[str, dict] | None = None,
     origin: Callable[[Path], str] = shown_path,
     problems: Counter | None = None,
+    subs: list[TranscriptFile] | None = None,
 ) -> Path:
     """Measure one transcript in detail and write its page, and its subagents' pages beside it; what
     went wrong reading them is added to `problems`.
@@ -190,7 +191,8 @@ def write_session_page(
     folder = target.parent
     if all_files is None:
         all_files = claude.discover(_roots(claude_roots))
-    subs = subagent_files(file, all_files)
+    if subs is None:
+        subs = subagent_files(file, all_files)
     data = claude_data(file, choice, origin)
     found = Counter(data.problems)
     index_exists = sub_rows is not None or (folder / "index.html").exists()
@@ -271,6 +273,10 @@ def write_index(
     if problems is not None:
         problems.update(measured.problems)
     rows = {row["id"]: row for row in measured.rows}
+    children: dict[str, list[TranscriptFile]] = {}  # by parent id: one pass, not one per session
+    for other in files:
+        if other.parent_id:
+            children.setdefault(other.parent_id, []).append(other)
     written = 0
     entries = []
     for file in files:
@@ -278,9 +284,9 @@ def write_index(
         if row is None:
             continue  # it vanished or could not be read (measure_claude counted it as a problem)
         page = folder / page_name(file.session_id)
-        subs = subagent_files(file, files)
+        subs = children.get(file.session_id, [])
         if _page_stamp(page) != _stamp([file, *subs], measured.tokenizer.name):
-            write_session_page(file, choice, page, all_files=files, sub_rows=rows, origin=origin)
+            write_session_page(file, choice, page, all_files=files, sub_rows=rows, origin=origin, subs=subs)
             written += 1
         entries.append(Linked(row, page.name))
     entries.sort(key=lambda entry: entry.row.get("last_activity") or "", reverse=True)

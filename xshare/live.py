@@ -5,9 +5,10 @@ bytes appended since (a half-written last line waits for the next call; a file t
 replaced is read again from the start), and saves the state and a small summary atomically. It is the
 same reader and ledger the report runs, so the live row equals the retrospective one, token for token.
 
-The tokenizer (about 0.4 s to load) is loaded only when there are new bytes to count; a call with
-nothing new returns after two stats and a small JSON read. The hook is registered async, so Claude
-Code never waits for it.
+The tokenizer (about 0.4 s to load) is loaded only when there are new bytes to count, and then once per
+idle period: a call with new bytes hands the paths to a warm worker (xshare/worker.py) that runs this
+same update with the tokenizer already loaded; a call with nothing new returns after two stats and a
+small JSON read. The hook is registered async, so Claude Code never waits for it.
 """
 
 from __future__ import annotations
@@ -203,17 +204,41 @@ def run_hook(stdin: bytes) -> None:
         starting = isinstance(payload, dict) and payload.get("hook_event_name") == "SessionStart"
         if starting:
             _start_plugin_env()
+        stale = []
         for path, session_id in transcripts_of(payload) if isinstance(payload, dict) else ():
             if starting and not os.path.lexists(path):
                 continue  # Claude Code writes the transcript at the first message: not there yet is normal
             if session_id is None or not is_current(path, session_id):
-                row = update(path)
-                if row and payload.get("hook_event_name") in REMEMBER_ON:
-                    from xshare.history import remember
-
-                    remember([row])
+                stale.append(path)
+        if stale and not _ask_worker(stale):
+            for path in stale:
+                update(path)
+        if stale and payload.get("hook_event_name") in REMEMBER_ON:
+            _remember(stale)
     except Exception:  # the hook must exit 0 whatever happens; the log says what went wrong
         _log(traceback.format_exc())
+
+
+def _remember(paths: list[Path]) -> None:
+    """At a turn's end: the sessions' rows, as the live ledger has them, go into xshare's history (which
+    outlives the transcripts); the update itself may have run in the worker."""
+    from xshare.history import remember
+    from xshare.sources.claude import describe
+
+    rows = [row for path in paths if path.is_file() and (row := live_row(describe(path).session_id))]
+    if rows:
+        remember(rows)
+
+
+def _ask_worker(paths: list[Path]) -> bool:
+    """The warm worker (xshare/worker.py) runs the same update with the tokenizer already loaded."""
+    try:
+        from xshare import worker
+
+        return worker.ask(paths)
+    except Exception:  # a worker that cannot help must not stop the hook counting itself
+        _log(traceback.format_exc())
+        return False
 
 
 def _start_plugin_env() -> None:

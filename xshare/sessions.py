@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -18,6 +18,7 @@ from pathlib import Path
 from xshare import METHOD_VERSION
 from xshare import tokens as tokenizers
 from xshare.family import complete_rows, complete_with_unrecorded
+from xshare.progress import Progress
 from xshare.sources import agents, claude, hermes
 from xshare.sources.claude import ClaudeTranscript, TranscriptFile
 from xshare.store import atomic_write, dumps, read_json, state_dir
@@ -112,9 +113,22 @@ def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None) ->
         return []
     _init_worker(choice)  # in this process: forked workers inherit the loaded tokenizer
     total = sum(stat[0] for _, stat in todo)
+    progress = Progress(len(todo), total)
+    try:
+        return _run_with(todo, choice, workers, total, progress)
+    finally:
+        progress.done()
+
+
+def _run_with(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None, total: int,
+              progress: Progress) -> list[tuple[dict, dict]]:
     workers = workers or os.cpu_count() or 1
     if workers < 2 or len(todo) < 2 or total < _PARALLEL_MIN_BYTES:
-        return [measure_file(file) for file, _ in todo]
+        measured = []
+        for file, stat in todo:
+            measured.append(measure_file(file))
+            progress.advance(1, stat[0])
+        return measured
     groups: dict[tuple, list[int]] = {}
     for index, (file, _) in enumerate(todo):
         groups.setdefault(file.parent_id or file.session_id, []).append(index)
@@ -125,10 +139,12 @@ def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None) ->
     context = multiprocessing.get_context(method)
     results: list = [None] * len(todo)
     with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=(choice,)) as pool:
-        batches = pool.map(measure_group, [[todo[i][0] for i in indexes] for indexes in ordered])
-        for indexes, measured in zip(ordered, batches, strict=True):
-            for index, one in zip(indexes, measured, strict=True):
+        batches = {pool.submit(measure_group, [todo[i][0] for i in indexes]): indexes for indexes in ordered}
+        for batch in as_completed(batches):
+            indexes = batches[batch]
+            for index, one in zip(indexes, batch.result(), strict=True):
                 results[index] = one
+            progress.advance(len(indexes), sum(todo[i][1][0] for i in indexes))
     return results
 
 

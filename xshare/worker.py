@@ -1,0 +1,197 @@
+"""A warm worker for the hook: loading the tokenizer costs ~0.45 s of CPU, more than the rest of a hook
+call many times over, and every tool batch of every session would pay it again.
+
+The first hook call that has new bytes to count starts this small local server (detached, in its own
+session) and hands it the transcripts; later calls only connect to its Unix socket, send the paths and
+wait for "done". The worker runs `live.update`, the very reader and ledger the report runs (one ledger),
+under the same per-session locks, so a call it serves equals one run in the hook's own process. It exits
+after XSHARE_WORKER_IDLE seconds (default 600) without a request. Its socket name holds a key of
+everything that could make it count differently (xshare's version, path and install time, the ledger's
+method, the interpreter, the state folder, $XSHARE_VOCAB), so a changed setup starts a new worker instead of asking
+an old one. Where it cannot run (no AF_UNIX, XSHARE_WORKER=0, a failed start) the hook counts itself.
+"""
+
+from __future__ import annotations
+
+import _socket  # socket.py costs the hook 7 ms of imports for enum wrappers it does not need
+import json
+import os
+import sys
+import time
+import zlib
+from pathlib import Path
+
+from xshare import METHOD_VERSION, __version__
+from xshare.paths import live_dir, state_dir
+
+# the hook imports this module on every call with new bytes: subprocess and tempfile wait until needed
+
+IDLE_SECONDS = 600.0
+START_WAIT = 5.0  # seconds the first call waits for a new worker before counting itself
+REPLY_WAIT = 600.0  # a first read of a long transcript takes seconds; the hook is async
+_MAX_SOCKET_PATH = 100  # sun_path holds 104 (macOS) to 108 (Linux) bytes
+
+
+def enabled() -> bool:
+    return hasattr(_socket, "AF_UNIX") and os.environ.get("XSHARE_WORKER", "1") != "0"
+
+
+def _setup() -> str:
+    """Everything that could make a worker count differently from the hook that asks it."""
+    package = Path(__file__).resolve().parent
+    try:  # a reinstall rewrites the package's files: a worker running the old code is then not asked
+        installed = str(os.stat(package / "__init__.py").st_mtime_ns)
+    except OSError:
+        installed = ""
+    parts = (__version__, str(METHOD_VERSION), str(package), installed, sys.executable,
+             str(state_dir().resolve()), os.environ.get("XSHARE_VOCAB", ""))
+    return "\0".join(parts)
+
+
+def _key() -> str:
+    # crc32 only names the socket (hashlib's import costs the hook 7 ms); the worker compares the
+    # whole setup string of every request, so a collision only costs a local count
+    setup = _setup().encode()
+    return f"{zlib.crc32(setup):08x}{zlib.adler32(setup):08x}"
+
+
+def socket_path() -> Path:
+    """In the live folder when its path fits a socket address, else in a private folder under /tmp."""
+    name = f"worker-{_key()}.sock"
+    path = live_dir() / name
+    if len(os.fsencode(str(path))) <= _MAX_SOCKET_PATH:
+        return path
+    import tempfile
+
+    return Path(tempfile.gettempdir()) / f"xshare-{os.getuid()}" / name
+
+
+def _private_folder(folder: Path) -> bool:
+    """The socket's folder exists, is ours and is closed to others (a shared /tmp is hostile ground)."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if folder == live_dir():
+        return True
+    info = folder.lstat()
+    return info.st_uid == os.getuid() and (info.st_mode & 0o077) == 0
+
+
+def ask(paths: list[Path]) -> bool:
+    """Have the worker bring these transcripts up to date; False when it could not (count locally then)."""
+    if not enabled():
+        return False
+    path = socket_path()
+    reply = _request(path, paths)
+    if reply is None and _start(path):
+        deadline = time.monotonic() + START_WAIT
+        while reply is None and time.monotonic() < deadline:
+            time.sleep(0.02)  # it loads the tokenizer before it listens
+            reply = _request(path, paths)
+    return bool(reply and reply.get("ok"))
+
+
+def _request(path: Path, paths: list[Path]) -> dict | None:
+    try:
+        client = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        try:
+            client.settimeout(REPLY_WAIT)
+            client.connect(str(path))
+            client.sendall(json.dumps({"setup": _setup(), "paths": [str(p) for p in paths]}).encode())
+            client.shutdown(_socket.SHUT_WR)
+            return json.loads(_read_all(client))
+        finally:
+            client.close()
+    except (OSError, ValueError):
+        return None
+
+
+def _read_all(conn) -> bytes:
+    chunks = []
+    while chunk := conn.recv(65536):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _start(path: Path) -> bool:
+    """Start a worker in its own session, so it outlives this hook call."""
+    import subprocess
+
+    if not _private_folder(path.parent):
+        return False
+    package_parent = str(Path(__file__).resolve().parents[1])
+    code = f"import sys; sys.path.insert(0, {package_parent!r}); from xshare.worker import serve; serve()"
+    try:
+        subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+    except OSError:
+        return False
+    return True
+
+
+def serve() -> None:
+    """The worker's life: one at a time (updates take per-session locks anyway), until idle."""
+    import socket
+
+    from xshare.store import locked
+
+    path = socket_path()
+    idle = float(os.environ.get("XSHARE_WORKER_IDLE", IDLE_SECONDS))
+    with locked(path.with_suffix(".lock"), blocking=False) as mine:
+        if not mine:  # another worker with this key is starting or running
+            return
+        _warm_up()
+        path.with_suffix(".pid").write_text(str(os.getpid()))
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+            if path.exists() or path.is_symlink():
+                path.unlink()  # a stale socket of a worker that died: ours now, the lock says so
+            old_mask = os.umask(0o077)
+            try:
+                server.bind(str(path))
+            finally:
+                os.umask(old_mask)
+            server.listen(16)
+            server.settimeout(idle)
+            try:
+                _serve_until_idle(server)
+            finally:
+                path.unlink(missing_ok=True)
+                path.with_suffix(".pid").unlink(missing_ok=True)
+
+
+def _warm_up() -> None:
+    """Load what a hook call needs once: the tokenizer and the reader."""
+    from xshare import tokens
+    from xshare.sources import claude  # noqa: F401  (imported for its import cost, paid now)
+
+    tokens.Counter(tokens.choose())
+
+
+def _serve_until_idle(server) -> None:
+    while True:
+        try:
+            conn, _ = server.accept()
+        except TimeoutError:
+            return
+        with conn:
+            conn.settimeout(30)
+            try:
+                conn.sendall(json.dumps(_handle(_read_all(conn))).encode())
+            except OSError:
+                continue  # a client that went away: its next call asks again
+
+
+def _handle(data: bytes) -> dict:
+    from xshare import live
+
+    started = time.process_time()
+    try:
+        request = json.loads(data)
+        if request.get("setup") != _setup():
+            return {"ok": False}  # another setup under the same socket name: the hook counts itself
+        for path in request["paths"]:
+            live.update(Path(path))
+    except Exception:  # noqa: BLE001  (the hook then counts itself; the log says why)
+        import traceback
+
+        live._log(traceback.format_exc())
+        return {"ok": False}
+    return {"ok": True, "cpu": time.process_time() - started}
