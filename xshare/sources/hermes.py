@@ -34,9 +34,10 @@ from pathlib import Path
 from xshare.classify import classify_tool
 from xshare.ledger import SPREAD, Ledger, session_row
 from xshare.printable import safe_label
+from xshare.sources.agent_common import number, parse_json
 from xshare.sources.hermes_db import Unreadable, is_locked, open_database
 from xshare.sources.hermes_usage import add_unrecorded, read_auxiliary
-from xshare.store import dumps, loads
+from xshare.store import dumps
 
 AGENT = "hermes"
 # a person at the keyboard: the classic CLI, the TUI (`hermes chat --tui`), the desktop app, chat platforms
@@ -99,15 +100,6 @@ def _select(available: set[str], wanted: tuple[str, ...]) -> str:
 # --- message text and tool calls ----------------------------------------------------------------------
 
 
-def _parse(text: object) -> object:
-    if not isinstance(text, (str, bytes)):
-        return None
-    try:
-        return loads(text)
-    except ValueError:
-        return None
-
-
 def message_text(value: object) -> str:
     """What the model saw of a content cell: text as stored, or the text parts of a multimodal list."""
     if value is None:
@@ -117,7 +109,7 @@ def message_text(value: object) -> str:
     text = str(value)
     if not text.startswith(JSON_PREFIX):
         return text
-    parts = _parse(text[len(JSON_PREFIX):])
+    parts = parse_json(text[len(JSON_PREFIX):])
     if isinstance(parts, str):
         return parts
     found = []
@@ -132,7 +124,7 @@ def message_text(value: object) -> str:
 def tool_calls(value: object) -> list[tuple[list[str], str, str]]:
     """(ids, name, arguments) of an assistant row's calls, in either stored shape:
     [{"id", "call_id", "function": {"name", "arguments"}}] (live) or [{"name", "arguments"}] (fallback)."""
-    parsed = _parse(value)
+    parsed = parse_json(value)
     if isinstance(parsed, dict):
         parsed = [parsed]
     calls = []
@@ -181,7 +173,7 @@ def source_label(source: object, model_config: object) -> str:
     """The spec's group, or the stored value itself when the spec names no group for it and it is a
     plain word (printable.safe_label: a path or escape sequences become `other`)."""
     label = source if isinstance(source, str) and source else "unknown"
-    config = _parse(model_config)
+    config = parse_json(model_config)
     if label == SUBAGENT or (isinstance(config, dict) and config.get("_delegate_from") is not None):
         return "subagent"
     if label in INTERACTIVE:
@@ -191,10 +183,6 @@ def source_label(source: object, model_config: object) -> str:
     if label == BENCHMARK:
         return "benchmark"
     return safe_label(label)
-
-
-def _number(value: object) -> int:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else 0
 
 
 def _split(total: int, parts: int) -> list[int]:
@@ -226,9 +214,9 @@ def _copies(rows: list[dict], summaries: list[int], calls_recorded: int | None,
 
     rotation_child = parent is not None
 
-    for number, at in enumerate(summaries):
+    for index, at in enumerate(summaries):
         stamp = rows[at]["timestamp"]
-        if rotation_child and number == 0:
+        if rotation_child and index == 0:
             copies.update(range(at))  # a continuation session starts with the compressed list
         else:
             index = at - 1  # the protected head, inserted just before the summary
@@ -302,7 +290,7 @@ class _SessionReader:
         rows = self.rows
         summaries = [index for index, row in enumerate(rows) if row["summary"]]
         recorded = self.session.get("api_call_count")
-        copies = _copies(rows, summaries, _number(recorded) if recorded is not None else None,
+        copies = _copies(rows, summaries, number(recorded) if recorded is not None else None,
                          parent_rows) if summaries else set()
         # a compaction drops what came before its block, so the head copies of that block survive it
         compact_at = set()
@@ -340,11 +328,11 @@ class _SessionReader:
     def _bill(self, calls: int) -> None:
         """Hermes bills per session: every call gets an even share of it, as its bill and as its cap."""
         session = self.session
-        self.prompt = sum(_number(session.get(name)) for name in ("input_tokens", "cache_read_tokens",
+        self.prompt = sum(number(session.get(name)) for name in ("input_tokens", "cache_read_tokens",
                                                                    "cache_write_tokens"))
         self.bills = _split(self.prompt, calls) if calls else []
         self.usage_parts = {
-            field: _split(_number(session.get(column)), calls) if calls else []
+            field: _split(number(session.get(column)), calls) if calls else []
             for field, column in (("input", "input_tokens"), ("cache_read", "cache_read_tokens"),
                                   ("cache_write_5m", "cache_write_tokens"), ("output", "output_tokens"))
         }
@@ -371,9 +359,9 @@ class _SessionReader:
             self._add("conversation", _seen_text(row), compactable)
         elif role == "assistant":
             if calls:
-                number = self.call_number
-                usage = {field: parts[number] for field, parts in self.usage_parts.items()}
-                bill = self.bills[number]
+                at = self.call_number
+                usage = {field: parts[at] for field, parts in self.usage_parts.items()}
+                bill = self.bills[at]
                 self.ledger.call(bill, cap=bill if self.prompt else NO_CAP, usage=usage, model=self.model, time=stamp)
                 self.call_number += 1
             self._add("conversation", _seen_text(row), compactable)

@@ -16,15 +16,12 @@ import sqlite3
 
 from xshare.ledger import OVERHEAD, share
 from xshare.printable import safe_label
+from xshare.sources.agent_common import number
 
 TABLE = "session_model_usage"
 _PROMPT_COLUMNS = ("input_tokens", "cache_read_tokens", "cache_write_tokens")
 _USAGE_FIELDS = (("input", "input_tokens"), ("cache_read", "cache_read_tokens"),
                  ("cache_write_5m", "cache_write_tokens"), ("output", "output_tokens"))
-
-
-def _number(value: object) -> int:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else 0
 
 
 def read_auxiliary(connection: sqlite3.Connection) -> dict[str, dict[str, dict[str, int]]]:
@@ -41,7 +38,7 @@ def read_auxiliary(connection: sqlite3.Connection) -> dict[str, dict[str, dict[s
         # a task name is printed and published as a label: one that is not a plain word is `other`
         counts = found.setdefault(str(session_id), {}).setdefault(safe_label(str(task)), dict.fromkeys(wanted, 0))
         for name, value in zip(wanted, values, strict=True):
-            counts[name] += _number(value)
+            counts[name] += number(value)
     return found
 
 
