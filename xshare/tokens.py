@@ -3,6 +3,10 @@
 xshare never touches the network. tiktoken's own loader would download the vocabulary (with no timeout,
 so it can hang), so xshare builds the encoding itself from a local file: `--vocab FILE` or
 `$XSHARE_VOCAB` when named, else the gzipped copy in xshare/data. The file's hash is checked before use.
+
+Counts are remembered across runs by a digest of the text (xshare/count_store.py), and tiktoken (about
+0.4 s to load) is loaded only when a text is not there: the vocabulary's hash is checked when a Counter
+is made, so an unusable file still makes the whole run an estimate, never a mix.
 """
 
 from __future__ import annotations
@@ -28,6 +32,9 @@ LONG_RUN = 1 << 16
 _MAX_PERIOD = 256  # o200k's longest blank token is 128 spaces
 _BLANK_RUN = re.compile(rf"[^\S\r\n]{{{LONG_RUN},}}")
 _UNIFORM_RUN = re.compile(rf"([^\S\r\n])\1{{{LONG_RUN - 1},}}")
+# the counting rule beyond tiktoken itself (the long-run handling below): bump it when a change could
+# alter any count, so counts remembered by an older rule (xshare/count_store.py) are never read
+COUNT_VERSION = 1
 _UNSAFE_RUN = re.compile(rf"[^\S\r\n]{{{8 * LONG_RUN},}}")  # tiktoken takes 900k; half a million is safe
 
 
@@ -38,6 +45,7 @@ class TokenizerChoice:
     name: str  # O200K or ESTIMATE
     vocab: Path | None
     note: str  # shown on the report's Tokenizer line when the count is an estimate
+    remember: bool = True  # counts kept across runs (xshare/count_store.py); --no-cache: False
 
 
 def _tiktoken_installed() -> bool:
@@ -46,8 +54,14 @@ def _tiktoken_installed() -> bool:
     return importlib.util.find_spec("tiktoken") is not None
 
 
-def choose(estimate: bool = False, vocab: str | None = None) -> TokenizerChoice:
-    """Pick the tokenizer from what is on disk: cheap (no hashing, no tiktoken import)."""
+def choose(estimate: bool = False, vocab: str | None = None, remember: bool = True) -> TokenizerChoice:
+    """Pick the tokenizer from what is on disk: cheap (no hashing, no tiktoken import). `remember=False`
+    (--no-cache) neither reads nor writes the counts other runs kept."""
+    choice = _choose(estimate, vocab)
+    return choice if remember else TokenizerChoice(choice.name, choice.vocab, choice.note, remember=False)
+
+
+def _choose(estimate: bool, vocab: str | None) -> TokenizerChoice:
     if estimate:
         return TokenizerChoice(ESTIMATE, None, "--estimate")
     if not _tiktoken_installed():
@@ -64,35 +78,70 @@ def choose(estimate: bool = False, vocab: str | None = None) -> TokenizerChoice:
 
 
 class Counter:
-    """Counts tokens of texts, each distinct text once per process."""
+    """Counts tokens of texts, each distinct text once per process; with `choice.remember`, also once across
+    processes and runs (xshare/count_store.py): the tokenizer is then loaded only for a text no xshare
+    process has counted before."""
 
-    def __init__(self, choice: TokenizerChoice) -> None:
+    def __init__(self, choice: TokenizerChoice, warn=None) -> None:
         self.choice = choice
         self.name = choice.name
         self._encode = None
         self._seen: dict[tuple[int, int], int] = {}
         self._periods: dict[str, tuple[int, int] | None] = {}
         self.fallbacks = 0  # texts tiktoken failed on, estimated as characters / 4
+        self.store = None
         if choice.name == O200K:
-            try:
-                self._encode = _load_o200k(choice.vocab).encode_ordinary
+            try:  # checked now, loaded on the first text to count: one tokenizer for the whole run
+                _checked_lines(choice.vocab)
             except Exception as error:  # a corrupt or wrong file: say so, keep measuring
                 self.name = ESTIMATE
-                self.choice = TokenizerChoice(ESTIMATE, None, f"vocabulary unusable: {error}")
+                self.choice = TokenizerChoice(ESTIMATE, None, f"vocabulary unusable: {error}", choice.remember)
+        if choice.remember and self.name == O200K:
+            from xshare import count_store
+
+            self.store = count_store.shared(store_path(), **({"warn": warn} if warn else {}))
+
+    def load(self) -> None:
+        """Load the tokenizer now (before forking workers that will need it)."""
+        if self.name == O200K and self._encode is None:
+            try:
+                self._encode = _load_o200k(self.choice.vocab).encode_ordinary
+            except Exception:  # the file passed its check, so tiktoken itself is broken: see _count
+                self._encode = _unusable
+
+    def flush(self) -> None:
+        """Remember the counts made since the last flush for other processes (never raises)."""
+        if self.store is not None:
+            self.store.flush()
 
     def count(self, text: str) -> int:
         if not text:
             return 0
-        if self._encode is None:
+        if self.name != O200K:
             return (len(text) + 3) // 4
         key = (hash(text), len(text))
         found = self._seen.get(key)
         if found is None:
-            found = self._seen[key] = self._count_long(text) if len(text) >= LONG_RUN else self._count(text)
+            found = self._seen[key] = self._remembered(text) if self.store is not None else self._exact(text)
         return found
+
+    def _remembered(self, text: str) -> int:
+        data = text.encode("utf-8", "surrogatepass")
+        found = self.store.get(data)
+        if found is None:
+            fallbacks = self.fallbacks
+            found = self._exact(text)
+            if self.fallbacks == fallbacks:  # an estimate is never remembered as a count
+                self.store.put(data, found)
+        return found
+
+    def _exact(self, text: str) -> int:
+        return self._count_long(text) if len(text) >= LONG_RUN else self._count(text)
 
     def _count(self, text: str) -> int:
         """tiktoken's count; never lets its Rust panics (BaseException) out: chars/4 for such a text."""
+        if self._encode is None:
+            self.load()
         try:
             try:
                 return len(self._encode(text))
@@ -156,6 +205,17 @@ class Counter:
         return self._periods[char]
 
 
+def _unusable(text: str) -> list:
+    raise RuntimeError("tiktoken could not be loaded")
+
+
+def store_path() -> Path:
+    """The count store of o200k_base under this counting rule: a change to either names another file."""
+    from xshare.store import state_dir
+
+    return state_dir() / "counts" / f"{O200K}.{VOCAB_SHA256[:16]}.v{COUNT_VERSION}.counts"
+
+
 @functools.lru_cache(maxsize=2)
 def _load_o200k(vocab: Path | None):
     """Build tiktoken's o200k_base Encoding from a local file, never from the network."""
@@ -188,6 +248,14 @@ def _vocab_bytes(vocab: Path) -> bytes:
     return data
 
 
+@functools.lru_cache(maxsize=4)
+def _checked_lines(vocab: Path | None) -> int:
+    """The vocabulary's number of lines, once its hash proved it is o200k_base's (raises if not)."""
+    if vocab is None:
+        raise ValueError("no vocabulary file")
+    return _vocab_bytes(vocab).count(b"\n")
+
+
 def _ranks_cache() -> Path:
     import sys
 
@@ -204,16 +272,16 @@ def _ranks(vocab: Path) -> dict[bytes, int]:
     import base64
     import marshal
 
-    data = _vocab_bytes(vocab)
+    lines = _checked_lines(vocab)
     cached = _ranks_cache()
     try:
         ranks = marshal.loads(cached.read_bytes())
-        if isinstance(ranks, dict) and len(ranks) == data.count(b"\n"):
+        if isinstance(ranks, dict) and len(ranks) == lines:
             return ranks
     except (OSError, ValueError, EOFError, TypeError):
         pass
     ranks = {}
-    for line in data.splitlines():
+    for line in _vocab_bytes(vocab).splitlines():
         if line:
             token, rank = line.split()
             ranks[base64.b64decode(token)] = int(rank)
