@@ -54,7 +54,7 @@ def _window(args: argparse.Namespace):
 
 
 def _choice(args: argparse.Namespace) -> tokenizers.TokenizerChoice:
-    return tokenizers.choose(estimate=args.estimate, vocab=args.vocab)
+    return tokenizers.choose(estimate=args.estimate, vocab=args.vocab, remember=not args.no_cache)
 
 
 def _measure_in_window(args: argparse.Namespace, window):
@@ -445,7 +445,8 @@ def _add_measure_options(parser: argparse.ArgumentParser) -> None:
                             help=f"{what}, read-only (repeatable); default: {default}")
     parser.add_argument("--estimate", action="store_true", help="count characters / 4 instead of o200k_base")
     parser.add_argument("--vocab", metavar="FILE", help="o200k_base.tiktoken file to use (or $XSHARE_VOCAB)")
-    parser.add_argument("--no-cache", action="store_true", help="read every transcript again")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="read every transcript and count every text again (no cache, no count store)")
 
 
 MAX_DAYS = 36_525  # a century: any longer window is --all, and dates before year 1 do not exist

@@ -200,6 +200,10 @@ def _host_session_id() -> str | None:
     return found if isinstance(found, str) and found else None
 
 
+def _quiet(_message: str) -> None:
+    """A count store that cannot be written only costs counting again: nothing to show the user."""
+
+
 def measure_session(session_id: str, database: Path | None = None) -> tuple[dict | None, Counter]:
     """The session's row from state.db (read-only), by the same code as `xshare report`."""
     global _counter
@@ -207,13 +211,14 @@ def measure_session(session_id: str, database: Path | None = None) -> tuple[dict
     from xshare.sources.hermes import read_database
 
     if _counter is None:
-        _counter = tokens.Counter(tokens.choose())
+        _counter = tokens.Counter(tokens.choose(), warn=_quiet)  # never print into Hermes's screen
     problems: Counter = Counter()
     path = database or _hermes_home() / "state.db"
     if not path.is_file():
         problems[f"no Hermes database at {path}"] += 1
         return None, problems
     rows = read_database(path, _counter.count, _counter.name, problems, only=session_id)
+    _counter.flush()  # counts kept for the next /xshare and for `xshare report`
     return (rows[0] if rows else None), problems
 
 

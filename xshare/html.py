@@ -61,6 +61,7 @@ def measure_detail(file: TranscriptFile, choice: tokenizers.TokenizerChoice) -> 
     counter = sessions._counter
     transcript = ClaudeTranscript(file, counter.count, counter.name, detail=True)
     transcript.catch_up()
+    counter.flush()
     return transcript
 
 
@@ -241,6 +242,7 @@ def write_hermes_page(session_id: str, databases: list[Path], choice: tokenizers
         ledgers: dict = {}
         rows = hermes.read_database(database, counter.count, counter.name, found, only=session_id,
                                     ledgers=ledgers)
+        counter.flush()
         if problems is not None:
             problems.update(found)
         if rows:
@@ -364,7 +366,7 @@ def cli_html(args: argparse.Namespace, say: Callable[[str], None]) -> int:
 
 
 def _cli_html(args: argparse.Namespace, say: Callable[[str], None], problems: Counter) -> int:
-    choice = tokenizers.choose(estimate=args.estimate, vocab=args.vocab)
+    choice = tokenizers.choose(estimate=args.estimate, vocab=args.vocab, remember=not args.no_cache)
     out = Path(args.output).expanduser() if args.output else None
     why = refusal(out, args.claude_root) if out else None
     if why:
@@ -380,6 +382,7 @@ def _cli_html(args: argparse.Namespace, say: Callable[[str], None], problems: Co
         demo = tempfile.TemporaryDirectory(prefix="xshare-demo-")
         root = write_demo_corpus(Path(demo.name))
         args.claude_root, args.no_cache = [str(root)], True
+        choice = tokenizers.choose(estimate=args.estimate, vocab=args.vocab, remember=False)
         out = out or html_dir() / "demo" / ("index.html" if args.index else "session.html")
 
         def origin(path: Path) -> str:

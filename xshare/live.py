@@ -43,15 +43,18 @@ class _LazyCount:
         if self._counter is None:
             from xshare.tokens import Counter
 
-            self._counter = Counter(self.choice)
+            self._counter = Counter(self.choice, warn=_log)  # counts other processes kept are read
         return self._counter.count(text)
 
+    def flush(self) -> None:
+        if self._counter is not None:
+            self._counter.flush()
 
-def _resume(file, choice):
+
+def _resume(file, choice, count):
     from xshare.sources.claude import ClaudeTranscript
     from xshare.store import read_json
 
-    count = _LazyCount(choice)
     saved = read_json(state_file(file.session_id))
     if isinstance(saved, dict) and saved.get("method") == METHOD_VERSION and saved.get("tokenizer") == choice.name:
         try:
@@ -86,8 +89,10 @@ def update(path: Path, choice=None) -> dict | None:
     with locked(live_dir() / f"{file_name(file.session_id)}.lock"):
         if is_current(path, file.session_id, choice.name):
             return None
-        transcript = _resume(file, choice)
+        count = _LazyCount(choice)
+        transcript = _resume(file, choice, count)
         transcript.catch_up()
+        count.flush()  # the new counts, for the report and the other sessions' updates
         if transcript.unreadable:  # missing, unreadable, a folder, a FIFO: say so, keep what was measured
             _log(f"transcript of session {file.session_id} could not be read ({transcript.unreadable}); "
                  "its live ledger is left as it was")

@@ -103,7 +103,14 @@ def measure_claude(
 
 
 def measure_group(files: list[TranscriptFile]) -> list[tuple[dict, dict]]:
-    return [measure_file(file) for file in files]
+    measured = [measure_file(file) for file in files]
+    _counter.flush()  # what this worker counted, for the others and for later runs
+    return measured
+
+
+def _flush() -> None:
+    if _counter is not None:
+        _counter.flush()
 
 
 def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None) -> list[tuple[dict, dict]]:
@@ -111,7 +118,9 @@ def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None) ->
     they go to the same worker, whose count cache then tokenizes each shared text once."""
     if not todo:
         return []
-    _init_worker(choice)  # in this process: forked workers inherit the loaded tokenizer
+    _init_worker(choice)
+    if _counter.store is None or not len(_counter.store):
+        _counter.load()  # misses ahead: loaded once here, forked workers inherit it
     total = sum(stat[0] for _, stat in todo)
     progress = Progress(len(todo), total)
     try:
@@ -128,6 +137,7 @@ def _run_with(todo: list, choice: tokenizers.TokenizerChoice, workers: int | Non
         for file, stat in todo:
             measured.append(measure_file(file))
             progress.advance(1, stat[0])
+        _flush()
         return measured
     groups: dict[tuple, list[int]] = {}
     for index, (file, _) in enumerate(todo):
@@ -197,6 +207,7 @@ def measure_hermes(
             _init_worker(choice)
             found, trouble = hermes.measure_hermes([path], _counter.count, _counter.name, since=since)
             choice = _counter.choice  # the vocabulary may have proved unusable on load
+            _flush()
             fresh[str(path)] = [stamp, start, found, dict(trouble)]
         rows += fresh[str(path)][2]
         problems.update(fresh[str(path)][3])
@@ -209,6 +220,7 @@ def _read_agent_file(job: tuple[str, Path]) -> tuple[list[dict], dict]:
     """One file of another agent (a worker's job): its rows and problems."""
     problems: Counter = Counter()
     rows = agents.BY_AGENT[job[0]].read(job[1], _counter.count, _counter.name, problems)
+    _counter.flush()
     return rows, dict(problems)
 
 
@@ -343,6 +355,7 @@ def measure_one(file: TranscriptFile, choice: tokenizers.TokenizerChoice) -> tup
     if row.get("cost_state"):
         family = [measure_file(member)[0] for member in claude.family_files(file)]
         row = complete_with_unrecorded(row, family)
+    _flush()
     return row, problems
 
 
@@ -359,6 +372,7 @@ def find_hermes_session(
             continue
         _init_worker(choice)
         rows = hermes.read_database(path, _counter.count, _counter.name, problems, only=session_id)
+        _flush()
         if rows:
             return rows[0], problems
     return None, problems
@@ -381,6 +395,7 @@ def find_agent_session(
         for path in likely + [path for path in files if path not in likely]:
             found: dict = {}
             rows = adapter.read(path, _counter.count, _counter.name, problems, found)
+            _flush()
             row = next((row for row in rows if row["id"] == session_id), None)
             if row is not None:
                 if ledgers is not None:

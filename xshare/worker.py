@@ -158,11 +158,14 @@ def serve() -> None:
 
 
 def _warm_up() -> None:
-    """Load what a hook call needs once: the tokenizer and the reader."""
+    """Load what a hook call needs once: the tokenizer, the count store and the reader."""
     from xshare import tokens
     from xshare.sources import claude  # noqa: F401  (imported for its import cost, paid now)
 
-    tokens.Counter(tokens.choose())
+    counter = tokens.Counter(tokens.choose())
+    counter.load()  # the tokenizer: a live session's new texts are mostly not in the count store
+    if counter.store is not None:
+        len(counter.store)  # loaded once; each update then only takes in what others appended
 
 
 def _serve_until_idle(server) -> None:
