@@ -6,6 +6,9 @@ Measured in one run, on one corpus (default ../shared/corpus/claude, every root)
   - a cold report with tiktoken (no cache, all cores) and with --estimate, as MB/s of JSONL;
   - ccusage `daily --offline` on the same roots (it only sums usage fields), when installed
     (`--ccusage PATH`, else `ccusage` on PATH; see ../shared/docs/peers.md), else it says so;
+  - "cold rows, counts known": the rows cache deleted, the count store kept (what every report after an
+    xshare upgrade costs: the transcripts are read again, no text is tokenized again, tiktoken never
+    loads), and the count store's size on disk;
   - a warm re-run (everything cached) and the peak resident memory of any one process;
   - with --big-gb N (default 1.2; 0 skips): a history of N GB made of the corpus's files copied under
     new names into a temporary folder, cold exact report vs ccusage and its peak memory.
@@ -104,6 +107,25 @@ def timed(runs: int, roots: list[Path], *extra: str, warm: bool = False) -> tupl
     return seconds, peak
 
 
+def timed_known(runs: int, roots: list[Path]) -> tuple[list[float], int, int]:
+    """Reports with the rows cache deleted and the count store kept (filled by a first report), their
+    peak memory, and the store's size on disk."""
+    seconds, peak, stored = [], 0, 0
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as home:
+            elapsed, used, stored = known_counts(roots, Path(home))
+            seconds.append(elapsed)
+            peak = max(peak, used)
+    return seconds, peak, stored
+
+
+def known_counts(roots: list[Path], home: Path) -> tuple[float, int, int]:
+    run_report(roots, home)
+    (home / "cache" / "claude-rows.json").unlink()  # only the rows: the counts stay
+    elapsed, used = run_report(roots, home)
+    return elapsed, used, sum(path.stat().st_size for path in (home / "counts").glob("*.counts"))
+
+
 def run_ccusage(ccusage: str | None, roots: list[Path]) -> float | None:
     """Wall seconds of `ccusage daily --offline` over these roots (None when it is not installed)."""
     if not ccusage:
@@ -140,6 +162,10 @@ def big_history(args: argparse.Namespace, roots: list[Path], ccusage: str | None
         versus = f"; ccusage daily {theirs:.2f} s" if theirs else "; ccusage is not installed here"
         print(f"big     {size_mb / 1e3:.2f} GB history: cold exact {seconds:.1f} s = {size_mb / seconds:.0f} MB/s"
               f"{versus}; peak {peak} MB (goal < 400 MB)")
+        with tempfile.TemporaryDirectory() as home:
+            known, known_peak, stored = known_counts(big_roots, Path(home))
+        print(f"big     cold rows, counts known: {known:.1f} s = {size_mb / known:.0f} MB/s; peak {known_peak} MB; "
+              f"count store {stored / 1e6:.2f} MB")
 
 
 def spread(values: list[float]) -> str:
@@ -184,9 +210,15 @@ def main() -> None:
     estimate_rate = size_mb / statistics.median(estimate)
     print(f"cold    --estimate: {spread(estimate)} = {estimate_rate:.0f} MB/s (goal >= 100); peak {estimate_peak} MB")
 
+    known, known_peak, stored = timed_known(args.runs, roots)
+    versus = "" if None in theirs else f"; / ccusage {statistics.median(known) / statistics.median(theirs):.1f}"
+    print(f"known   cold rows, counts known (after an upgrade): {spread(known)} = "
+          f"{size_mb / statistics.median(known):.0f} MB/s{versus}; peak {known_peak} MB; "
+          f"count store {stored / 1e6:.2f} MB on disk")
+
     warm, warm_peak = timed(args.runs, roots, warm=True)
     print(f"warm    cached re-run: {spread(warm)} (goal < 0.5 s); peak {warm_peak} MB")
-    peak = max(cold_peak, estimate_peak, warm_peak)
+    peak = max(cold_peak, estimate_peak, known_peak, warm_peak)
     print(f"memory  peak resident of any one process: {peak} MB (goal < 400 MB)")
     if args.big_gb > 0:
         big_history(args, roots, args.ccusage)

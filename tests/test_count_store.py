@@ -277,3 +277,21 @@ def test_an_unwritable_store_still_gives_the_report(tmp_path: Path, capsys):
     assert (home / "counts").read_text().startswith("a file")
     fresh, _ = report(capsys, root, "--no-cache")
     assert stored == fresh
+
+
+def test_counts_the_hook_made_spare_the_report_its_tokenizer(tmp_path: Path, monkeypatch, capsys):
+    from xshare import live
+
+    root = write_demo_corpus(tmp_path / "claude")
+    for transcript in sorted(root.rglob("*.jsonl")):
+        live.update(transcript)  # the hook's own update, as after each tool batch
+    assert store_entries(tokens.store_path())  # flushed at the end of each update
+    monkeypatch.setattr(count_store, "_opened", {})
+    loads, real = [], tokens._load_o200k
+    monkeypatch.setattr(tokens, "_load_o200k", lambda vocab: loads.append(vocab))
+    stored, _ = report(capsys, root)
+    assert loads == []
+    monkeypatch.setattr(tokens, "_load_o200k", real)
+    monkeypatch.setattr(sessions, "_counter", None)
+    fresh, _ = report(capsys, root, "--no-cache")
+    assert stored == fresh

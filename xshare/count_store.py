@@ -2,7 +2,7 @@
 the text, the tokenizer and the counting rule, so once any xshare process has counted a text (a report
 worker, the hook's worker, `xshare session`), every later one reads the count instead of tokenizing again.
 
-The store holds digests and counts only, never text: per text an 8-byte blake2b digest of its UTF-8
+The store holds digests and counts only, never text: per text the first 8 bytes of the sha256 of its UTF-8
 bytes (lone surrogates kept, "surrogatepass") and one 8-byte value, the text's length in bytes (checked
 on lookup, so a digest collision also needs an equal length) and its count. One file per tokenizer and
 counting-rule version (the caller names it), under xshare's state folder.
@@ -33,7 +33,7 @@ from array import array
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-MAGIC = b"xsc1"
+MAGIC = b"xsc1"  # bump with any change to the layout or the digest
 _HEADER = struct.Struct("<4sII")  # magic, entries, crc32 of the entry count and the payload
 MAX_BYTES = 32 << 20
 _LENGTH_LIMIT = 1 << 32  # byte length and count share one 64-bit value
@@ -41,7 +41,7 @@ _COMPACT_MIN_ENTRIES = 4096  # below this a scattered file costs nothing worth a
 
 
 def digest(data: bytes) -> int:
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+    return int.from_bytes(hashlib.sha256(data).digest()[:8], "little")
 
 
 def encode_block(entries: Iterable[tuple[int, int]]) -> bytes:
