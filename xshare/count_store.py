@@ -141,7 +141,9 @@ class CountStore:
         block, self._pending = encode_block(self._pending.items()), {}
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            # O_BINARY: Windows would otherwise translate the block's newline bytes
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
+            fd = os.open(self.path, flags, 0o600)
             try:
                 if os.fstat(fd).st_size + len(block) > MAX_BYTES:
                     self._replace(block)  # the cap: start over with this block

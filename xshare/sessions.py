@@ -108,6 +108,14 @@ def measure_group(files: list[TranscriptFile]) -> list[tuple[dict, dict]]:
     return measured
 
 
+def _load_if_counting() -> None:
+    """Before forking workers: with no count store to read from (or an empty one), every text will be
+    counted, so the tokenizer is loaded once here and the workers inherit it; with one, a worker loads
+    it only on its first unknown text, and a report whose texts are all known never loads it."""
+    if _counter.store is None or not len(_counter.store):
+        _counter.load()
+
+
 def _flush() -> None:
     if _counter is not None:
         _counter.flush()
@@ -119,8 +127,7 @@ def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None) ->
     if not todo:
         return []
     _init_worker(choice)
-    if _counter.store is None or not len(_counter.store):
-        _counter.load()  # misses ahead: loaded once here, forked workers inherit it
+    _load_if_counting()
     total = sum(stat[0] for _, stat in todo)
     progress = Progress(len(todo), total)
     try:
@@ -232,6 +239,7 @@ def _read_agent_files(agent: str, todo: list[Path], total: int, workers: int | N
     import multiprocessing
 
     context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    _load_if_counting()
     with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
                              initargs=(_counter.choice,)) as pool:
         return list(pool.map(_read_agent_file, jobs))
