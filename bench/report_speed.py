@@ -68,9 +68,10 @@ def tokenizer_limit(roots: list[Path]) -> tuple[float, int, int, float]:
     for file in claude.discover([root / "projects" for root in roots]):
         claude.ClaudeTranscript(file, record, "record").catch_up()
     parse = time.perf_counter() - parse_started
-    counter = tokens.Counter(tokens.choose())
+    counter = tokens.Counter(tokens.choose(remember=False))
     if counter.name != tokens.O200K:
         sys.exit(f"no o200k_base vocabulary ({counter.choice.note}); set XSHARE_VOCAB")
+    counter.load()  # loaded lazily otherwise: not part of the limit
     encode = counter._count  # tiktoken alone (its count of one text), no cache
     started = time.perf_counter()
     for text in texts.values():
