@@ -478,18 +478,21 @@ def test_a_long_line_in_many_chunks_is_joined_once():
     splitter = LineSplitter(max_line=1 << 30)
     chunk = b"y" * (1 << 20)
     for _ in range(64):
-        assert list(splitter.feed(chunk)) == []
+        assert list(splitter.split(chunk)) == []
     assert len(splitter._parts) == 64  # pieces, not a growing copy
-    lines = list(splitter.feed(b"z\nnext"))
-    assert [(len(line), size) for line, size in lines] == [(64 * (1 << 20) + 1, 64 * (1 << 20) + 2)]
+    assert splitter.held == 64 * (1 << 20)
+    lines = list(splitter.split(b"z\nnext"))
+    assert [len(line) for line in lines] == [64 * (1 << 20) + 1]
+    assert splitter.held == 4  # the line took 64 MB + 2 bytes of the 64 MB + 6 fed
     assert splitter.rest() == (b"next", 4)
 
 
 def test_a_line_past_the_limit_is_not_held_while_streamed_past():
     splitter = LineSplitter(max_line=100)
-    assert list(splitter.feed(b"a" * 60)) == [] and list(splitter.feed(b"b" * 60)) == []
-    assert splitter._parts == []  # dropped as soon as it outgrew the limit
-    assert list(splitter.feed(b"c" * 1000 + b"\nok\n")) == [(None, 1121), (b"ok", 3)]
+    assert list(splitter.split(b"a" * 60)) == [] and list(splitter.split(b"b" * 60)) == []
+    assert splitter._parts == [] and splitter.held == 120  # dropped as soon as it outgrew the limit
+    assert list(splitter.split(b"c" * 1000 + b"\nok\n")) == [None, b"ok"]
+    assert splitter.held == 0
 
 
 def test_a_session_start_before_the_transcript_exists_is_no_problem(tmp_path: Path):

@@ -59,8 +59,7 @@ def fingerprint(handle: BinaryIO, length: int) -> list:
 
 
 class LineSplitter:
-    """Splits chunks into lines. `feed` yields (line, size) for each line completed, where size counts
-    its newline and line is None for a line longer than `max_line` (dropped, never held)."""
+    """Splits chunks into lines; a line longer than `max_line` comes out as None (dropped, never held)."""
 
     def __init__(self, max_line: int = MAX_LINE) -> None:
         self.max_line = max_line
@@ -68,18 +67,27 @@ class LineSplitter:
         self._held = 0  # bytes of the partial line seen so far (held in _parts unless skipping)
         self._skipping = False
 
-    def feed(self, data: bytes) -> Iterator[tuple[bytes | None, int]]:
-        start = 0
-        end = data.find(b"\n")
+    @property
+    def held(self) -> int:
+        """Bytes of the unfinished line seen so far (held, or streamed past when too long)."""
+        return self._held
+
+    def split(self, data: bytes) -> Iterator[bytes | memoryview | None]:
+        """Every line `data` completes, in order, None for one longer than `max_line`; what follows the
+        last newline is held for the next chunk. The bytes the lines took, newlines included, are
+        `held` before + len(data) - `held` after. A line within `data` is a memoryview of it (no copy:
+        orjson reads it as it is), made just before it is used (still in the CPU's cache)."""
+        find = data.find
+        start, end = 0, find(b"\n")
         if end != -1 and (self._held or self._skipping):
-            yield self._complete(data[:end]), self._held + end + 1
+            line = self._complete(data[:end])
             self._parts, self._held, self._skipping = [], 0, False
-            start = end + 1
-            end = data.find(b"\n", start)
+            yield line
+            start, end = end + 1, find(b"\n", end + 1)
+        view, limit = memoryview(data), self.max_line
         while end != -1:
-            yield (data[start:end] if end - start <= self.max_line else None), end - start + 1
-            start = end + 1
-            end = data.find(b"\n", start)
+            yield view[start:end] if end - start <= limit else None
+            start, end = end + 1, find(b"\n", end + 1)
         if start < len(data):
             self._hold(data[start:] if start else data)
 
