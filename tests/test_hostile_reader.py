@@ -505,9 +505,9 @@ def test_a_session_start_before_the_transcript_exists_is_no_problem(tmp_path: Pa
     assert not live.state_file("s1").exists()
 
 
-def split_everywhere(data: bytes, rng, max_line: int) -> tuple[list, int, int]:
+def split_everywhere(data: bytes, rng, max_line: int, views: bool) -> tuple[list, int, int]:
     """The lines a splitter gives for `data` fed in random pieces, the bytes they took, and what it holds."""
-    splitter, found, taken, position = LineSplitter(max_line=max_line), [], 0, 0
+    splitter, found, taken, position = LineSplitter(max_line=max_line, views=views), [], 0, 0
     while position < len(data):
         piece = data[position:position + rng.choice([1, 2, 5, 13, 100, 4096])]
         held = splitter.held
@@ -517,15 +517,16 @@ def split_everywhere(data: bytes, rng, max_line: int) -> tuple[list, int, int]:
     return found, taken, splitter.held
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_the_splitter_gives_the_same_lines_and_offsets_for_any_pieces(seed: int):
+@pytest.mark.parametrize("views", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_the_splitter_gives_the_same_lines_and_offsets_for_any_pieces(seed: int, views: bool):
     import random
 
     rng = random.Random(seed)
     lines = [b"", b"{}", b" ", b"x" * 40, b"y" * 41, b'{"a": "\\n"}\r', b"z" * 300, b"ok"]
     data = b"\n".join(rng.choice(lines) for _ in range(200)) + b"\nunfinished"
     expected = [line if len(line) <= 40 else None for line in data.split(b"\n")[:-1]]
-    found, taken, held = split_everywhere(data, rng, max_line=40)
+    found, taken, held = split_everywhere(data, rng, 40, views)
     assert found == expected
     assert held == len(b"unfinished") and taken == len(data) - held
 

@@ -33,7 +33,7 @@ from xshare.sources.claude_costs import cost_totals
 from xshare.sources.claude_reread import sent_texts
 from xshare.sources.claude_text import OPEN_REMINDER, is_prompt, json_text, result_text, texts, trailing_reminders
 from xshare.sources.claude_usage import call_usage
-from xshare.store import loads
+from xshare.store import LOADS_VIEWS, loads
 
 AGENT = "claude-code"
 INTERACTIVE, SUBAGENT, INTERNAL, AUTOMATED = "interactive", "subagent", "internal", "automated"
@@ -155,7 +155,7 @@ class ClaudeTranscript:
         self.held: list[list] = []
         self.unreadable: str | None = None  # why the file could not be read, if it could not
         self.mtime_ns: int | None = None  # the file's modification time when last read (not saved)
-        self._lines = lines.LineSplitter()
+        self._lines = lines.LineSplitter(views=LOADS_VIEWS)
         self._labels: dict[str, str] = {}
         self._row_uuid: str | None = None  # the user/assistant row being read: its texts' ledger key
         self.result_rows: dict[str, list[str]] = {}  # row uuid -> the tool ids of the results it holds

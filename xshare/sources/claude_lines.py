@@ -61,8 +61,9 @@ def fingerprint(handle: BinaryIO, length: int) -> list:
 class LineSplitter:
     """Splits chunks into lines; a line longer than `max_line` comes out as None (dropped, never held)."""
 
-    def __init__(self, max_line: int = MAX_LINE) -> None:
+    def __init__(self, max_line: int = MAX_LINE, views: bool = False) -> None:
         self.max_line = max_line
+        self.views = views  # lines within a chunk as memoryviews of it (for a parser that reads them)
         self._parts: list[bytes] = []
         self._held = 0  # bytes of the partial line seen so far (held in _parts unless skipping)
         self._skipping = False
@@ -75,8 +76,9 @@ class LineSplitter:
     def split(self, data: bytes) -> Iterator[bytes | memoryview | None]:
         """Every line `data` completes, in order, None for one longer than `max_line`; what follows the
         last newline is held for the next chunk. The bytes the lines took, newlines included, are
-        `held` before + len(data) - `held` after. A line within `data` is a memoryview of it (no copy:
-        orjson reads it as it is), made just before it is used (still in the CPU's cache)."""
+        `held` before + len(data) - `held` after. With `views`, a line within `data` is a memoryview of
+        it (no copy: orjson reads it as it is); a line is cut just before it is used (still in the CPU's
+        cache), not all of a chunk's at once."""
         find = data.find
         start, end = 0, find(b"\n")
         if end != -1 and (self._held or self._skipping):
@@ -84,7 +86,7 @@ class LineSplitter:
             self._parts, self._held, self._skipping = [], 0, False
             yield line
             start, end = end + 1, find(b"\n", end + 1)
-        view, limit = memoryview(data), self.max_line
+        view, limit = memoryview(data) if self.views else data, self.max_line
         while end != -1:
             yield view[start:end] if end - start <= limit else None
             start, end = end + 1, find(b"\n", end + 1)
