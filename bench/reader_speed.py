@@ -4,7 +4,9 @@ Once text counts are remembered across runs, this is the floor of a cold exact r
 one corpus (default ../shared/corpus/claude, every root), min of N runs (wall and process CPU):
   - bytes: reading every file;
   - orjson: reading, splitting into lines and `orjson.loads` of every line (the floor under the floor);
-  - reader: `ClaudeTranscript(file, lambda text: 0, ...).catch_up()` on every file;
+  - reader: `ClaudeTranscript(file, lambda text: 0, ...).catch_up()` on every file, the shell-command
+    classifier's cache (classify.py, per process) warm after the first run, as in the min of N;
+  - cold: the same with that cache emptied before each run, as in a fresh `xshare report` process;
 and the reader's own cost per line and per GB on top of orjson.
 
     python bench/reader_speed.py [--corpus DIR] [--runs N] [--profile]
@@ -17,6 +19,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from xshare import classify
 from xshare.sources import claude
 from xshare.store import loads
 
@@ -52,6 +55,11 @@ def read_ledgers(files: list[claude.TranscriptFile]) -> int:
     return len(files)
 
 
+def read_ledgers_cold(files: list[claude.TranscriptFile]) -> int:
+    classify._explain.cache_clear()  # every shell command lexed again, as in a new process
+    return read_ledgers(files)
+
+
 def best_of(runs: int, step: Callable[[], int]) -> tuple[float, float, int]:
     """Min wall seconds, min process CPU seconds, and what the step returned."""
     walls, cpus, result = [], [], 0
@@ -82,7 +90,7 @@ def main() -> None:
         return
     size = read_bytes(files)
     print(f"corpus: {len(files)} transcripts, {size / 1e6:.1f} MB; one thread, min of {args.runs}")
-    steps = (("bytes", read_bytes), ("orjson", parse_lines), ("reader", read_ledgers))
+    steps = (("bytes", read_bytes), ("orjson", parse_lines), ("reader", read_ledgers), ("cold", read_ledgers_cold))
     results = {name: best_of(args.runs, lambda step=step: step(files)) for name, step in steps}
     lines = results["orjson"][2]
     for name, (wall, cpu, _) in results.items():
