@@ -4,7 +4,9 @@ Once text counts are remembered across runs, this is the floor of a cold exact r
 one corpus (default ../shared/corpus/claude, every root), min of N runs (wall and process CPU):
   - bytes: reading every file;
   - orjson: reading, splitting into lines and `orjson.loads` of every line (the floor under the floor);
-  - reader: `ClaudeTranscript(file, lambda text: 0, ...).catch_up()` on every file, the shell-command
+  - reader: `ClaudeTranscript(file, count, ...).catch_up()` on every file, where count stands in for a
+    remembered count (chars/4: an int per text, so the ledger holds and trims context as it does with
+    real counts; `--zero` counts 0, which leaves the ledger nothing to hold), the shell-command
     classifier's cache (classify.py, per process) warm after the first run, as in the min of N;
   - cold: the same with that cache emptied before each run, as in a fresh `xshare report` process;
 and the reader's own cost per line and per GB on top of orjson.
@@ -49,15 +51,23 @@ def parse_lines(files: list[claude.TranscriptFile]) -> int:
     return parsed
 
 
-def read_ledgers(files: list[claude.TranscriptFile]) -> int:
+def remembered(text: str) -> int:
+    return (len(text) + 3) >> 2
+
+
+def zero(text: str) -> int:
+    return 0
+
+
+def read_ledgers(files: list[claude.TranscriptFile], count: Callable[[str], int] = remembered) -> int:
     for file in files:
-        claude.ClaudeTranscript(file, lambda text: 0, "none").catch_up()
+        claude.ClaudeTranscript(file, count, "none").catch_up()
     return len(files)
 
 
-def read_ledgers_cold(files: list[claude.TranscriptFile]) -> int:
+def read_ledgers_cold(files: list[claude.TranscriptFile], count: Callable[[str], int] = remembered) -> int:
     classify._explain.cache_clear()  # every shell command lexed again, as in a new process
-    return read_ledgers(files)
+    return read_ledgers(files, count)
 
 
 def best_of(runs: int, step: Callable[[], int]) -> tuple[float, float, int]:
@@ -75,9 +85,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--zero", action="store_true", help="count every text as 0 tokens (the ledger holds nothing)")
     parser.add_argument("--profile", action="store_true", help="cProfile one reader pass, top 25 by own time")
     args = parser.parse_args()
     files = transcripts(args.corpus)
+    count = zero if args.zero else remembered
     if not files:
         raise SystemExit(f"no transcripts under {args.corpus}")
     if args.profile:
@@ -85,13 +97,15 @@ def main() -> None:
         import pstats
 
         profile = cProfile.Profile()
-        profile.runcall(read_ledgers, files)
+        profile.runcall(read_ledgers, files, count)
         pstats.Stats(profile).sort_stats("tottime").print_stats(25)
         return
     size = read_bytes(files)
-    print(f"corpus: {len(files)} transcripts, {size / 1e6:.1f} MB; one thread, min of {args.runs}")
+    print(f"corpus: {len(files)} transcripts, {size / 1e6:.1f} MB; one thread, min of {args.runs}; "
+          f"counts: {'0' if args.zero else 'chars/4 (as remembered)'}")
     steps = (("bytes", read_bytes), ("orjson", parse_lines), ("reader", read_ledgers), ("cold", read_ledgers_cold))
-    results = {name: best_of(args.runs, lambda step=step: step(files)) for name, step in steps}
+    results = {name: best_of(args.runs, lambda step=step: step(files) if step in (read_bytes, parse_lines)
+                             else step(files, count)) for name, step in steps}
     lines = results["orjson"][2]
     for name, (wall, cpu, _) in results.items():
         print(f"{name:7} wall {wall:.3f} s  cpu {cpu:.3f} s  = {cpu / size * 1e9:.2f} s/GB  "
