@@ -303,7 +303,8 @@ class ClaudeTranscript:
             self._row_uuid = uuid  # the key of the texts it adds
             self._assistant(row, thread)
             return
-        self._close_call()  # a call's rows have ended: its cap is decided before anything else happens
+        if self.open_call is not None:
+            self._close_call()  # a call's rows have ended: its cap is decided before anything else happens
         if kind == "user":
             if thread == "side" and get("parentUuid") is None:
                 self.ledger.reset_thread("side")  # a new subagent of an old file starts
@@ -502,11 +503,11 @@ class ClaudeTranscript:
     def _add(self, category: str, text: object, thread: str, key: str | None = None, label=None) -> None:
         if isinstance(text, str) and text:
             key = key if key is not None else self._row_uuid
-            entry = [category, self.count(text), thread, key, label]
+            tokens = self.count(text)
             if self.open_call is None:
-                self._apply_add(*entry)
+                self._apply_add(category, tokens, thread, key, label)
             else:
-                self.held.append(entry)
+                self.held.append([category, tokens, thread, key, label])
 
     def _apply_add(self, category: str, tokens: int, thread: str, key: str | None, label: str | None) -> None:
         self.ledger.add(category, tokens, key=key, thread=thread, label=label)
