@@ -20,7 +20,6 @@ sessions started through an SDK entry point are automated, not interactive.
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from dataclasses import dataclass
@@ -49,7 +48,6 @@ KNOWN_TYPES = frozenset(
 )
 _FINGERPRINT = 4096  # the first bytes of a transcript, hashed: a file overwritten in place is read again
 _ROW_KINDS = ("assistant", "user", "attachment", "system")
-_SKIP = object()  # a line that holds no row (blank, or malformed and counted as such)
 
 
 @dataclass(frozen=True)
@@ -238,32 +236,14 @@ class ClaudeTranscript:
         except (ValueError, RecursionError):
             return False
 
-    def _parse_slowly(self, line: bytes | memoryview) -> object:
-        """A line orjson refused: blank (_SKIP, no problem), or what json makes of it. orjson rejects lone
-        surrogates, bad UTF-8 and nesting past 1024 levels; json takes the first, "replace" the second, and
-        gives up on the third with a RecursionError."""
-        line = bytes(line)
-        if not line.strip():
-            return _SKIP
-        try:
-            text = line.decode("utf-8")
-        except UnicodeDecodeError:
-            text = line.decode("utf-8", "replace")
-            self.problems["lines with non-UTF-8 bytes (replaced)"] += 1
-        try:
-            return json.loads(text)
-        except (ValueError, RecursionError):
-            self.problems["malformed lines skipped"] += 1
-            return _SKIP
-
     # --- lines -> ledger events ---------------------------------------------------------------
 
     def _line(self, line: bytes | memoryview) -> None:
         try:
             row = loads(line)
         except ValueError:  # rare: the slow path only then (a blank line fails here too, and is skipped)
-            row = self._parse_slowly(line)
-            if row is _SKIP:
+            row = lines.parse_slowly(line, self.problems)
+            if row is lines.SKIP:
                 return
         if not isinstance(row, dict):
             self.problems["lines that are not JSON objects skipped"] += 1

@@ -1,4 +1,5 @@
-"""Bytes -> complete lines for the transcript reader: regular files only, linear time, bounded memory.
+"""Bytes -> complete lines for the transcript reader: regular files only, linear time, bounded memory;
+and the slow parse of the rare line orjson refuses.
 
 A transcript arrives in chunks (the whole file, or what the live hook finds appended). A line that spans
 chunks is kept as a list of pieces and joined once, when its newline arrives, so a long line costs its
@@ -10,13 +11,16 @@ reader streams past it to its newline and reports it. The longest line of the re
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import stat
+from collections import Counter
 from collections.abc import Iterator
 from typing import BinaryIO
 
 MAX_LINE = 64 << 20
 CHUNK = 1 << 22
+SKIP = object()  # parse_slowly: the line holds no row (blank, or malformed and counted as such)
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 
 
@@ -113,3 +117,22 @@ class LineSplitter:
         size = self._held
         self._parts, self._held, self._skipping = [], 0, False
         return rest, size
+
+
+def parse_slowly(line: bytes | memoryview, problems: Counter) -> object:
+    """What json makes of a line orjson refused, or SKIP: a blank line (no problem) or a malformed one
+    (counted). orjson rejects lone surrogates, bad UTF-8 and nesting past 1024 levels; json takes the
+    first, "replace" the second (counted), and gives up on the third with a RecursionError."""
+    line = bytes(line)
+    if not line.strip():
+        return SKIP
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        text = line.decode("utf-8", "replace")
+        problems["lines with non-UTF-8 bytes (replaced)"] += 1
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        problems["malformed lines skipped"] += 1
+        return SKIP
