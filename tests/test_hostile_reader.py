@@ -478,18 +478,21 @@ def test_a_long_line_in_many_chunks_is_joined_once():
     splitter = LineSplitter(max_line=1 << 30)
     chunk = b"y" * (1 << 20)
     for _ in range(64):
-        assert list(splitter.feed(chunk)) == []
+        assert list(splitter.split(chunk)) == []
     assert len(splitter._parts) == 64  # pieces, not a growing copy
-    lines = list(splitter.feed(b"z\nnext"))
-    assert [(len(line), size) for line, size in lines] == [(64 * (1 << 20) + 1, 64 * (1 << 20) + 2)]
+    assert splitter.held == 64 * (1 << 20)
+    lines = list(splitter.split(b"z\nnext"))
+    assert [len(line) for line in lines] == [64 * (1 << 20) + 1]
+    assert splitter.held == 4  # the line took 64 MB + 2 bytes of the 64 MB + 6 fed
     assert splitter.rest() == (b"next", 4)
 
 
 def test_a_line_past_the_limit_is_not_held_while_streamed_past():
     splitter = LineSplitter(max_line=100)
-    assert list(splitter.feed(b"a" * 60)) == [] and list(splitter.feed(b"b" * 60)) == []
-    assert splitter._parts == []  # dropped as soon as it outgrew the limit
-    assert list(splitter.feed(b"c" * 1000 + b"\nok\n")) == [(None, 1121), (b"ok", 3)]
+    assert list(splitter.split(b"a" * 60)) == [] and list(splitter.split(b"b" * 60)) == []
+    assert splitter._parts == [] and splitter.held == 120  # dropped as soon as it outgrew the limit
+    assert list(splitter.split(b"c" * 1000 + b"\nok\n")) == [None, b"ok"]
+    assert splitter.held == 0
 
 
 def test_a_session_start_before_the_transcript_exists_is_no_problem(tmp_path: Path):
@@ -500,3 +503,49 @@ def test_a_session_start_before_the_transcript_exists_is_no_problem(tmp_path: Pa
     log = state_dir() / "logs" / "hook.log"
     assert not log.exists() or "could not be read" not in log.read_text()
     assert not live.state_file("s1").exists()
+
+
+def split_everywhere(data: bytes, rng, max_line: int, views: bool) -> tuple[list, int, int]:
+    """The lines a splitter gives for `data` fed in random pieces, the bytes they took, and what it holds."""
+    splitter, found, taken, position = LineSplitter(max_line=max_line, views=views), [], 0, 0
+    while position < len(data):
+        piece = data[position:position + rng.choice([1, 2, 5, 13, 100, 4096])]
+        held = splitter.held
+        found += [None if line is None else bytes(line) for line in splitter.split(piece)]
+        taken += held + len(piece) - splitter.held
+        position += len(piece)
+    return found, taken, splitter.held
+
+
+@pytest.mark.parametrize("views", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_the_splitter_gives_the_same_lines_and_offsets_for_any_pieces(seed: int, views: bool):
+    import random
+
+    rng = random.Random(seed)
+    lines = [b"", b"{}", b" ", b"x" * 40, b"y" * 41, b'{"a": "\\n"}\r', b"z" * 300, b"ok"]
+    data = b"\n".join(rng.choice(lines) for _ in range(200)) + b"\nunfinished"
+    expected = [line if len(line) <= 40 else None for line in data.split(b"\n")[:-1]]
+    found, taken, held = split_everywhere(data, rng, 40, views)
+    assert found == expected
+    assert held == len(b"unfinished") and taken == len(data) - held
+
+
+def test_blank_odd_and_broken_lines_count_the_same_fed_whole_or_byte_by_byte(tmp_path: Path):
+    """The reader parses a line straight away and looks closer only when orjson refuses it: blank and
+    whitespace lines stay silent, the rest is counted as before, in one piece or in many."""
+    odd = [b"", b"   ", b"\t\x0c", b"null", b"[1, 2]", b'"text"', b"{broken", b'{"type": "user", "x": "\xff"}',
+           b'{"type": "user", "message": {"content": "\\ud800 lone"}}']
+    path = write_lines(tmp_path / "projects" / "-p" / "s1.jsonl", session_rows(odd))
+    whole = read(path)
+    pieces = ClaudeTranscript(describe(path), chars, "chars/4")
+    data = path.read_bytes()
+    for position in range(len(data)):
+        pieces.feed(data[position:position + 1])
+    pieces.finish()
+    assert whole.problems == pieces.problems == {
+        "lines that are not JSON objects skipped": 3, "malformed lines skipped": 1,
+        "lines with non-UTF-8 bytes (replaced)": 1}
+    assert whole.offset == pieces.offset == len(data)
+    assert whole.row() == pieces.row()
+    assert whole.row()["api_calls"] == 3

@@ -149,17 +149,20 @@ class Watch:
         ttl_sums = before["ttl"] if before else [0, 0]
         ttl = TTL_1H_S if ttl_sums[1] > ttl_sums[0] else TTL_5M_S
         found = self._rebuild(index, before, usage, model, time, ttl) if before else None
-        self.previous[thread] = {"at": index, "read": usage.get("cache_read", 0), "write": _write(usage),
+        write_5m, write_1h = usage.get("cache_write_5m", 0), usage.get("cache_write_1h", 0)
+        self.previous[thread] = {"at": index, "read": usage.get("cache_read", 0), "write": write_5m + write_1h,
                                  "model": model, "time": time,
-                                 "ttl": [ttl_sums[0] + usage.get("cache_write_5m", 0),
-                                         ttl_sums[1] + usage.get("cache_write_1h", 0)]}
-        self.written[0] += usage.get("cache_write_5m", 0)
-        self.written[1] += usage.get("cache_write_1h", 0)
+                                 "ttl": [ttl_sums[0] + write_5m, ttl_sums[1] + write_1h]}
+        self.written[0] += write_5m
+        self.written[1] += write_1h
         if self.pending_compaction:
             self.pending_compaction, self.compacted_at, self.after = False, index, prompt
         self.last = {"at": index, "prompt": prompt, "usage": dict(usage), "carried": carried_conversation}
-        oldest = min(entry["at"] for entry in self.previous.values())
-        self.marks = [mark for mark in self.marks if mark[0] > oldest]
+        marks = self.marks
+        if marks:  # marks are in call order: those no conversation's next call needs are a prefix
+            oldest = min(entry["at"] for entry in self.previous.values())
+            if marks[0][0] <= oldest:
+                self.marks = [mark for mark in marks if mark[0] > oldest]
         if found:
             self.rebuilds += 1
             self.last_rebuild = {key: found[key] for key in ("call", "time", "cause", "detail")}

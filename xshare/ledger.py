@@ -133,12 +133,15 @@ class Ledger:
             self._remove(state, state.present.popleft())
         self.calls += 1
         self.prompt_billed += billed_prompt
+        billed = self.billed
         for category, tokens in state.sums.items():
-            self.billed[category] += tokens
-        self.billed[OVERHEAD] += overhead
+            if tokens:
+                billed[category] += tokens
+        billed[OVERHEAD] += overhead
         if usage:
+            totals = self.usage
             for name, value in usage.items():
-                self.usage[name] += value
+                totals[name] += value
         if model:
             self.models[model] = self.models.get(model, 0) + 1
         self.watch.call(billed_prompt, usage or {}, thread=thread, model=model, time=time,

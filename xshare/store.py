@@ -13,7 +13,7 @@ from pathlib import Path
 
 from xshare.paths import state_dir
 
-__all__ = ["atomic_write", "dumps", "loads", "locked", "read_json", "state_dir"]
+__all__ = ["LOADS_VIEWS", "atomic_write", "dumps", "loads", "locked", "read_json", "state_dir"]
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -33,9 +33,11 @@ try:
             return _dumps_text(obj)
 
     loads = orjson.loads
+    LOADS_VIEWS = True  # loads reads a memoryview as it is: a line need not be copied out of its chunk
 except ImportError:  # the plugin runs with nothing but python3
     dumps = _dumps_text
     loads = json.loads
+    LOADS_VIEWS = False  # json.loads takes str, bytes or bytearray only
 
 
 def atomic_write(path: Path, data: bytes, make_folders: bool = True) -> None:

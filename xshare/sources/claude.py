@@ -20,7 +20,6 @@ sessions started through an SDK entry point are automated, not interactive.
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ from xshare.sources.claude_costs import cost_totals
 from xshare.sources.claude_reread import sent_texts
 from xshare.sources.claude_text import OPEN_REMINDER, is_prompt, json_text, result_text, texts, trailing_reminders
 from xshare.sources.claude_usage import call_usage
-from xshare.store import loads
+from xshare.store import LOADS_VIEWS, loads
 
 AGENT = "claude-code"
 INTERACTIVE, SUBAGENT, INTERNAL, AUTOMATED = "interactive", "subagent", "internal", "automated"
@@ -154,7 +153,7 @@ class ClaudeTranscript:
         self.held: list[list] = []
         self.unreadable: str | None = None  # why the file could not be read, if it could not
         self.mtime_ns: int | None = None  # the file's modification time when last read (not saved)
-        self._lines = lines.LineSplitter()
+        self._lines = lines.LineSplitter(views=LOADS_VIEWS)
         self._labels: dict[str, str] = {}
         self._row_uuid: str | None = None  # the user/assistant row being read: its texts' ledger key
         self.result_rows: dict[str, list[str]] = {}  # row uuid -> the tool ids of the results it holds
@@ -209,12 +208,14 @@ class ClaudeTranscript:
 
     def feed(self, data: bytes) -> None:
         """Take every complete line of `data`; keep a trailing partial line for later."""
-        for line, size in self._lines.feed(data):
+        splitter = self._lines
+        held = splitter.held
+        for line in splitter.split(data):
             if line is None:
                 self.problems[f"lines longer than {lines.MAX_LINE >> 20} MB skipped"] += 1
             else:
                 self._line(line)
-            self.offset += size
+        self.offset += held + len(data) - splitter.held  # the bytes of the lines taken, newlines included
 
     def finish(self) -> None:
         """At end of file: a last line without its newline counts only if it is a whole JSON object."""
@@ -235,34 +236,17 @@ class ClaudeTranscript:
         except (ValueError, RecursionError):
             return False
 
-    def _parse(self, line: bytes) -> dict | None:
-        try:
-            value = loads(line)
-        except ValueError:
-            # orjson rejects lone surrogates, bad UTF-8 and nesting past 1024 levels; json takes the first,
-            # "replace" the second, and gives up on the third with a RecursionError
-            try:
-                text = line.decode("utf-8")
-            except UnicodeDecodeError:
-                text = line.decode("utf-8", "replace")
-                self.problems["lines with non-UTF-8 bytes (replaced)"] += 1
-            try:
-                value = json.loads(text)
-            except (ValueError, RecursionError):
-                self.problems["malformed lines skipped"] += 1
-                return None
-        if not isinstance(value, dict):
-            self.problems["lines that are not JSON objects skipped"] += 1
-            return None
-        return value
-
     # --- lines -> ledger events ---------------------------------------------------------------
 
-    def _line(self, line: bytes) -> None:
-        if not line.strip():
-            return
-        row = self._parse(line)
-        if row is None:
+    def _line(self, line: bytes | memoryview) -> None:
+        try:
+            row = loads(line)
+        except ValueError:  # rare: the slow path only then (a blank line fails here too, and is skipped)
+            row = lines.parse_slowly(line, self.problems)
+            if row is lines.SKIP:
+                return
+        if not isinstance(row, dict):
+            self.problems["lines that are not JSON objects skipped"] += 1
             return
         try:
             self._row(row)
@@ -272,60 +256,61 @@ class ClaudeTranscript:
             self.problems[f"lines that could not be read ({error.__class__.__name__}) skipped"] += 1
 
     def _row(self, row: dict) -> None:
-        kind = row.get("type")
+        get = row.get  # one bound method for the dozen lookups of a row
+        kind = get("type")
         if not isinstance(kind, str) or kind not in KNOWN_TYPES:
             self.problems["lines of an unknown type skipped"] += 1
             return
-        timestamp = row.get("timestamp")
+        timestamp = get("timestamp")
         if isinstance(timestamp, str):
             self.ledger.seen_time(timestamp)
-        if self.entrypoint is None and isinstance(row.get("entrypoint"), str):
+        if self.entrypoint is None and isinstance(get("entrypoint"), str):
             self.entrypoint = row["entrypoint"]
-        if kind == "cost-state":
-            self._cost_state(row)
-        if kind not in _ROW_KINDS:
+        if kind not in _ROW_KINDS:  # progress, snapshots, queue operations...: nothing more to take
+            if kind == "cost-state":
+                self._cost_state(row)
             return
-        uuid = row.get("uuid")
+        uuid = get("uuid")
         if isinstance(uuid, str):
             if uuid in self.seen_rows:
                 return  # the same row written twice
             self.seen_rows.add(uuid)
-        if kind != "assistant":
-            self._close_call()  # a call's rows have ended: its cap is decided before anything else happens
-        thread = self._thread(row)
+        else:
+            uuid = None
+        # old (1.0.x) files hold their subagents' rows inline, as a separate conversation
+        thread = "side" if get("isSidechain") and not self.file.is_sidechain_file else "main"
         if kind == "assistant":
+            self._row_uuid = uuid  # the key of the texts it adds
             self._assistant(row, thread)
-        elif kind == "user":
+            return
+        if self.open_call is not None:
+            self._close_call()  # a call's rows have ended: its cap is decided before anything else happens
+        if kind == "user":
+            if thread == "side" and get("parentUuid") is None:
+                self.ledger.reset_thread("side")  # a new subagent of an old file starts
+            self._row_uuid = uuid
             self._user(row, thread)
         elif kind == "attachment":
             self._attachment(row, thread)
         else:
             self._system(row, thread)
 
-    def _thread(self, row: dict) -> str:
-        """Old (1.0.x) files hold their subagents' rows inline, as a separate conversation."""
-        if not row.get("isSidechain") or self.file.is_sidechain_file:
-            return "main"
-        if row.get("parentUuid") is None and row.get("type") == "user":
-            self.ledger.reset_thread("side")
-        return "side"
-
     def _assistant(self, row: dict, thread: str) -> None:
-        self._row_uuid = row.get("uuid") if isinstance(row.get("uuid"), str) else None
-        message = row.get("message")
-        if not isinstance(message, dict) or message.get("model") == "<synthetic>" or row.get("isApiErrorMessage"):
+        get = row.get
+        message = get("message")
+        if not isinstance(message, dict) or message.get("model") == "<synthetic>" or get("isApiErrorMessage"):
             return  # generated locally, never billed
         usage = message.get("usage")
-        origin = row.get("requestSessionId")
-        if isinstance(origin, str) and origin != row.get("sessionId"):
+        origin = get("requestSessionId")
+        if isinstance(origin, str) and origin != get("sessionId"):
             self.forked = True  # a call another session made, copied here with its history
         if usage is not None:
             snapshot = call_usage(usage)
             if snapshot is None:
                 self.problems["calls with unusable usage (not counted, no cap applied)"] += 1
             else:
-                key = row.get("requestId") or message.get("id") or row.get("uuid")
-                self._call(key, snapshot, message.get("model"), row.get("timestamp"), thread)
+                key = get("requestId") or message.get("id") or get("uuid")
+                self._call(key, snapshot, message.get("model"), get("timestamp"), thread)
         content = message.get("content")
         if isinstance(content, str):
             self._add("conversation", content, thread)
@@ -378,8 +363,10 @@ class ClaudeTranscript:
         if call["key"]:
             self.calls[call["key"]] = snapshot
         self.last_call[thread] = [snapshot[0], 0]
-        self.ledger.call(snapshot[0], usage=dict(zip(USAGE_FIELDS, snapshot[1:], strict=True)), thread=thread,
-                         model=call["model"], time=call["time"])
+        # USAGE_FIELDS, in order: a literal is several times cheaper than dict(zip(...))
+        usage = {"input": snapshot[1], "cache_read": snapshot[2], "cache_write_5m": snapshot[3],
+                 "cache_write_1h": snapshot[4], "output": snapshot[5]}
+        self.ledger.call(snapshot[0], usage=usage, thread=thread, model=call["model"], time=call["time"])
         for entry in held:
             self._apply_add(*entry)
 
@@ -396,7 +383,6 @@ class ClaudeTranscript:
         self._add(category, f"{name} {json_text(tool_input)}", thread)
 
     def _user(self, row: dict, thread: str) -> None:
-        self._row_uuid = row.get("uuid") if isinstance(row.get("uuid"), str) else None
         message = row.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         if row.get("isCompactSummary"):
@@ -497,11 +483,11 @@ class ClaudeTranscript:
     def _add(self, category: str, text: object, thread: str, key: str | None = None, label=None) -> None:
         if isinstance(text, str) and text:
             key = key if key is not None else self._row_uuid
-            entry = [category, self.count(text), thread, key, label]
+            tokens = self.count(text)
             if self.open_call is None:
-                self._apply_add(*entry)
+                self._apply_add(category, tokens, thread, key, label)
             else:
-                self.held.append(entry)
+                self.held.append([category, tokens, thread, key, label])
 
     def _apply_add(self, category: str, tokens: int, thread: str, key: str | None, label: str | None) -> None:
         self.ledger.add(category, tokens, key=key, thread=thread, label=label)

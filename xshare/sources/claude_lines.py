@@ -1,4 +1,5 @@
-"""Bytes -> complete lines for the transcript reader: regular files only, linear time, bounded memory.
+"""Bytes -> complete lines for the transcript reader: regular files only, linear time, bounded memory;
+and the slow parse of the rare line orjson refuses.
 
 A transcript arrives in chunks (the whole file, or what the live hook finds appended). A line that spans
 chunks is kept as a list of pieces and joined once, when its newline arrives, so a long line costs its
@@ -10,13 +11,16 @@ reader streams past it to its newline and reports it. The longest line of the re
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import stat
+from collections import Counter
 from collections.abc import Iterator
 from typing import BinaryIO
 
 MAX_LINE = 64 << 20
 CHUNK = 1 << 22
+SKIP = object()  # parse_slowly: the line holds no row (blank, or malformed and counted as such)
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 
 
@@ -59,27 +63,37 @@ def fingerprint(handle: BinaryIO, length: int) -> list:
 
 
 class LineSplitter:
-    """Splits chunks into lines. `feed` yields (line, size) for each line completed, where size counts
-    its newline and line is None for a line longer than `max_line` (dropped, never held)."""
+    """Splits chunks into lines; a line longer than `max_line` comes out as None (dropped, never held)."""
 
-    def __init__(self, max_line: int = MAX_LINE) -> None:
+    def __init__(self, max_line: int = MAX_LINE, views: bool = False) -> None:
         self.max_line = max_line
+        self.views = views  # lines within a chunk as memoryviews of it (for a parser that reads them)
         self._parts: list[bytes] = []
         self._held = 0  # bytes of the partial line seen so far (held in _parts unless skipping)
         self._skipping = False
 
-    def feed(self, data: bytes) -> Iterator[tuple[bytes | None, int]]:
-        start = 0
-        end = data.find(b"\n")
+    @property
+    def held(self) -> int:
+        """Bytes of the unfinished line seen so far (held, or streamed past when too long)."""
+        return self._held
+
+    def split(self, data: bytes) -> Iterator[bytes | memoryview | None]:
+        """Every line `data` completes, in order, None for one longer than `max_line`; what follows the
+        last newline is held for the next chunk. The bytes the lines took, newlines included, are
+        `held` before + len(data) - `held` after. With `views`, a line within `data` is a memoryview of
+        it (no copy: orjson reads it as it is); a line is cut just before it is used (still in the CPU's
+        cache), not all of a chunk's at once."""
+        find = data.find
+        start, end = 0, find(b"\n")
         if end != -1 and (self._held or self._skipping):
-            yield self._complete(data[:end]), self._held + end + 1
+            line = self._complete(data[:end])
             self._parts, self._held, self._skipping = [], 0, False
-            start = end + 1
-            end = data.find(b"\n", start)
+            yield line
+            start, end = end + 1, find(b"\n", end + 1)
+        view, limit = memoryview(data) if self.views else data, self.max_line
         while end != -1:
-            yield (data[start:end] if end - start <= self.max_line else None), end - start + 1
-            start = end + 1
-            end = data.find(b"\n", start)
+            yield view[start:end] if end - start <= limit else None
+            start, end = end + 1, find(b"\n", end + 1)
         if start < len(data):
             self._hold(data[start:] if start else data)
 
@@ -103,3 +117,22 @@ class LineSplitter:
         size = self._held
         self._parts, self._held, self._skipping = [], 0, False
         return rest, size
+
+
+def parse_slowly(line: bytes | memoryview, problems: Counter) -> object:
+    """What json makes of a line orjson refused, or SKIP: a blank line (no problem) or a malformed one
+    (counted). orjson rejects lone surrogates, bad UTF-8 and nesting past 1024 levels; json takes the
+    first, "replace" the second (counted), and gives up on the third with a RecursionError."""
+    line = bytes(line)
+    if not line.strip():
+        return SKIP
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        text = line.decode("utf-8", "replace")
+        problems["lines with non-UTF-8 bytes (replaced)"] += 1
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        problems["malformed lines skipped"] += 1
+        return SKIP
