@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -137,6 +138,18 @@ def run_ccusage(ccusage: str | None, roots: list[Path]) -> float | None:
     return time.perf_counter() - started if done.returncode == 0 else None
 
 
+_SESSION_NAME = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|agent-")
+
+
+def renamed(part: str, copy: int) -> str:
+    """A session's file and folder (<uuid>.jsonl, <uuid>/, agent-*.jsonl) with the copy's number after
+    the name, so a copy is a session of its own and a subagent still belongs to its session's copy."""
+    if not _SESSION_NAME.match(part):
+        return part
+    stem, dot, suffix = part.partition(".")
+    return f"{stem}-c{copy}{dot}{suffix}"
+
+
 def build_big(roots: list[Path], target: Path, size_gb: float) -> list[Path]:
     """A history of about size_gb made of the corpus's transcripts copied under new names (copy n of
     every file gets its own session id, so nothing is de-duplicated away)."""
@@ -145,7 +158,7 @@ def build_big(roots: list[Path], target: Path, size_gb: float) -> list[Path]:
     while written < size_gb * 1e9:
         for path in files:
             relative = path.relative_to(next(root for root in roots if root in path.parents))
-            out = target / f"copy{copy}" / relative.parent / f"{copy}-{path.name}"
+            out = target / f"copy{copy}" / Path(*(renamed(part, copy) for part in relative.parts))
             out.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, out)
             written += out.stat().st_size
