@@ -107,11 +107,12 @@ def main() -> None:
     line = subprocess.run([python, "-I", "-S", str(REPO / "statusline" / "statusline.py")], input=status_input,
                           capture_output=True, env=env).stdout.decode().strip()
     print(f"status  prints: {line}")
-    ours, bare, idle = [], [], []
+    ours, bare, idle, bare_cpu = [], [], [], []
     for _ in range(args.runs):
         ours.append(timed([python, "-I", "-S", str(REPO / "statusline" / "statusline.py")], status_input, env))
         bare.append(timed([python, "-I", "-c", "pass"], b"", env))
         idle.append(cpu_of_hook(hook, hook_input, env))
+        bare_cpu.append(cpu_of_hook([python, "-I", "-c", "pass"], b"", env))
     ratio = statistics.median(ours) / statistics.median(bare)
     print(f"status  xshare status line: {median_ms(ours)}; python3 -I -c pass: {median_ms(bare)}; "
           f"ratio {ratio:.2f} (goal <= 3)")
@@ -125,7 +126,7 @@ def main() -> None:
                   f"ccusage / xshare {statistics.median(theirs) / statistics.median(ours):.1f}")
         else:
             print("status  npx ccusage statusline: did not run here")
-    print(f"hook    no new bytes, CPU: {median_ms(idle)} (goal <= 50 ms)")
+    print(f"hook    no new bytes, CPU: {median_ms(idle)} (goal <= 50 ms); python3 -I -c pass: {median_ms(bare_cpu)}")
 
     small = transcript.with_name("small-session.jsonl")
     build_transcript(small, max(1, args.size_mb // 20))
