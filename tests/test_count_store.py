@@ -3,6 +3,7 @@ never in the way of a report (damaged, full, unwritable), never read or written 
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import subprocess
@@ -295,3 +296,48 @@ def test_counts_the_hook_made_spare_the_report_its_tokenizer(tmp_path: Path, mon
     monkeypatch.setattr(sessions, "_counter", None)
     fresh, _ = report(capsys, root, "--no-cache")
     assert stored == fresh
+
+
+def test_a_broken_tiktoken_makes_the_whole_run_an_estimate_even_with_counts_known(tmp_path: Path, monkeypatch,
+                                                                                 capsys):
+    root = write_demo_corpus(tmp_path / "claude")
+    exact, _ = report(capsys, root)
+    assert exact["tokenizer"] == tokens.O200K
+    sessions.cache_path().unlink()  # every count is now in the store: no text would need tiktoken
+    monkeypatch.setattr(sessions, "_counter", None)
+    monkeypatch.setattr(count_store, "_opened", {})
+    monkeypatch.delitem(sys.modules, "tiktoken", raising=False)
+    real_import = builtins.__import__
+
+    def broken_install(name, *args, **kwargs):  # found on disk, fails on import (a wheel for another platform)
+        if name == "tiktoken":
+            raise ImportError("tiktoken's extension could not be loaded")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", broken_install)
+    broken, _ = report(capsys, root)
+    # never exact counts from the store labelled beside estimated ones: the run says what it rests on
+    assert broken["tokenizer"] != tokens.O200K
+    estimated, _ = report(capsys, root, "--estimate", "--no-cache")
+    assert broken["groups"] == estimated["groups"]
+
+
+def test_texts_tiktoken_panics_on_are_estimated_and_reported(tmp_path: Path, monkeypatch, capsys):
+    root = write_demo_corpus(tmp_path / "claude")
+    real = tokens._load_o200k
+
+    class Panicking:
+        """tiktoken raising its Rust panic (a BaseException) on texts holding a newline."""
+
+        def __init__(self, encoding) -> None:
+            self.encoding = encoding
+
+        def encode_ordinary(self, text: str) -> list[int]:
+            if "\n" in text:
+                raise BaseException("panicked")
+            return self.encoding.encode_ordinary(text)
+
+    monkeypatch.setattr(tokens, "_load_o200k", lambda vocab: Panicking(real(vocab)))
+    figures, err = report(capsys, root, "--no-cache")
+    assert figures["tokenizer"] == tokens.O200K
+    assert "texts tiktoken could not count, estimated as characters / 4" in err

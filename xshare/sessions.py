@@ -50,7 +50,11 @@ def _init_worker(choice: tokenizers.TokenizerChoice) -> None:
 def measure_file(file: TranscriptFile) -> tuple[dict, dict]:
     """One transcript, start to end: its row (even with no API call) and its problems."""
     transcript = ClaudeTranscript(file, _counter.count, _counter.name)
+    fallbacks = _counter.fallbacks
     transcript.catch_up()
+    if _counter.fallbacks > fallbacks:  # texts tiktoken failed on (a Rust panic): estimated, and said so
+        transcript.problems["texts tiktoken could not count, estimated as characters / 4"] += (
+            _counter.fallbacks - fallbacks)
     return transcript.row(), dict(transcript.problems)
 
 

@@ -93,7 +93,8 @@ class Counter:
         if choice.name == O200K:
             try:  # checked now, loaded on the first text to count: one tokenizer for the whole run
                 _checked_lines(choice.vocab)
-            except Exception as error:  # a corrupt or wrong file: say so, keep measuring
+                import tiktoken  # noqa: F401  (a broken install fails here, not after counts were read)
+            except Exception as error:  # a corrupt or wrong file, a broken tiktoken: say so, keep measuring
                 self.name = ESTIMATE
                 self.choice = TokenizerChoice(ESTIMATE, None, f"vocabulary unusable: {error}", choice.remember)
         if choice.remember and self.name == O200K:
