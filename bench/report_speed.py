@@ -231,7 +231,8 @@ def main() -> None:
           f"count store {stored / 1e6:.2f} MB on disk")
 
     warm, warm_peak = timed(args.runs, roots, warm=True)
-    print(f"warm    cached re-run: {spread(warm)} (goal < 0.5 s); peak {warm_peak} MB")
+    versus = "" if None in theirs else f"; / ccusage {statistics.median(warm) / statistics.median(theirs):.2f}"
+    print(f"warm    cached re-run: {spread(warm)} (goal < 0.5 s){versus}; peak {warm_peak} MB")
     peak = max(cold_peak, estimate_peak, known_peak, warm_peak)
     print(f"memory  peak resident of any one process: {peak} MB (goal < 400 MB)")
     if args.big_gb > 0:
