@@ -366,7 +366,6 @@ def cli_html(args: argparse.Namespace, say: Callable[[str], None]) -> int:
 
 
 def _cli_html(args: argparse.Namespace, say: Callable[[str], None], problems: Counter) -> int:
-    choice = tokenizers.choose(estimate=args.estimate, vocab=args.vocab, remember=not args.no_cache)
     out = Path(args.output).expanduser() if args.output else None
     why = refusal(out, args.claude_root) if out else None
     if why:
@@ -382,12 +381,12 @@ def _cli_html(args: argparse.Namespace, say: Callable[[str], None], problems: Co
         demo = tempfile.TemporaryDirectory(prefix="xshare-demo-")
         root = write_demo_corpus(Path(demo.name))
         args.claude_root, args.no_cache = [str(root)], True
-        choice = tokenizers.choose(estimate=args.estimate, vocab=args.vocab, remember=False)
         out = out or html_dir() / "demo" / ("index.html" if args.index else "session.html")
 
         def origin(path: Path) -> str:
             return f"xshare's invented demo corpus: {path.relative_to(root).as_posix()}"
 
+    choice = tokenizers.choose(estimate=args.estimate, vocab=args.vocab, remember=not args.no_cache)
     if args.index:
         if args.session:
             say("give a SESSION or --index, not both")

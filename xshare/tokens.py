@@ -17,7 +17,7 @@ import hashlib
 import os
 import re
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 O200K = "o200k_base"
@@ -57,8 +57,7 @@ def _tiktoken_installed() -> bool:
 def choose(estimate: bool = False, vocab: str | None = None, remember: bool = True) -> TokenizerChoice:
     """Pick the tokenizer from what is on disk: cheap (no hashing, no tiktoken import). `remember=False`
     (--no-cache) neither reads nor writes the counts other runs kept."""
-    choice = _choose(estimate, vocab)
-    return choice if remember else TokenizerChoice(choice.name, choice.vocab, choice.note, remember=False)
+    return replace(_choose(estimate, vocab), remember=remember)
 
 
 def _choose(estimate: bool, vocab: str | None) -> TokenizerChoice:

@@ -363,10 +363,8 @@ class ClaudeTranscript:
         if call["key"]:
             self.calls[call["key"]] = snapshot
         self.last_call[thread] = [snapshot[0], 0]
-        # USAGE_FIELDS, in order: a literal is several times cheaper than dict(zip(...))
-        usage = {"input": snapshot[1], "cache_read": snapshot[2], "cache_write_5m": snapshot[3],
-                 "cache_write_1h": snapshot[4], "output": snapshot[5]}
-        self.ledger.call(snapshot[0], usage=usage, thread=thread, model=call["model"], time=call["time"])
+        self.ledger.call(snapshot[0], usage=dict(zip(USAGE_FIELDS, snapshot[1:], strict=True)), thread=thread,
+                         model=call["model"], time=call["time"])
         for entry in held:
             self._apply_add(*entry)
 

@@ -29,25 +29,19 @@ def call_usage(usage: object) -> list[int] | None:
     """
     if not isinstance(usage, dict):
         return None
-    get = usage.get
-    split = get("cache_creation")
+    fresh = _tokens(usage.get("input_tokens"))
+    read = _tokens(usage.get("cache_read_input_tokens"))
+    flat = _tokens(usage.get("cache_creation_input_tokens"))
+    output = _tokens(usage.get("output_tokens"))
+    split = usage.get("cache_creation")
+    five = one_hour = 0
     if isinstance(split, dict):
-        five, one_hour = split.get("ephemeral_5m_input_tokens"), split.get("ephemeral_1h_input_tokens")
-    elif split is None:
-        five = one_hour = 0
-    else:
+        five = _tokens(split.get("ephemeral_5m_input_tokens"))
+        one_hour = _tokens(split.get("ephemeral_1h_input_tokens"))
+    elif split is not None:
         return None
-    counts = (get("input_tokens"), get("cache_read_input_tokens"), get("cache_creation_input_tokens"),
-              get("output_tokens"), five, one_hour)
-    # the common case first: six plain ints (not bools) in range; else each field on its own
-    fresh, read, flat, output, five, one_hour = counts
-    plain = type(fresh) is int and type(read) is int and type(flat) is int and type(output) is int
-    if not (plain and type(five) is int and type(one_hour) is int and 0 <= min(counts)
-            and max(counts) <= MAX_TOKENS):
-        counts = tuple(_tokens(count) for count in counts)
-        if None in counts:
-            return None
-    fresh, read, flat, output, five, one_hour = counts
+    if None in (fresh, read, flat, output, five, one_hour):
+        return None
     write = max(flat, five + one_hour)
     prompt = fresh + read + write
     if prompt == 0:
