@@ -19,7 +19,7 @@ from xshare import METHOD_VERSION
 from xshare import tokens as tokenizers
 from xshare.family import complete_rows, complete_with_unrecorded
 from xshare.progress import Progress
-from xshare.sources import agents, claude, hermes
+from xshare.sources import agents, claude, hermes, same_file
 from xshare.sources.claude import ClaudeTranscript, TranscriptFile
 from xshare.store import atomic_write, dumps, read_json, state_dir
 
@@ -209,7 +209,7 @@ def measure_hermes(
     rows: list[dict] = []
     problems: Counter = Counter()
     fresh: dict[str, list] = {}
-    for path in databases:
+    for path in same_file.unique(databases):  # one database named twice is read once
         stamp, start = _database_stamp(path), since.isoformat() if since else None
         entry = cached.get(str(path))
         if stamp and entry and entry[0] == stamp and (entry[1] is None or (start is not None and entry[1] <= start)):
