@@ -1,6 +1,7 @@
 """A file is one file however it is reached (issue 18): symlinked config folders, roots named twice or
 nested, symlinked and hard-linked transcripts, Hermes databases and other agents' homes reached by two
-paths. Every case is measured against a clean run of the same files: the same figures."""
+paths; and a file name that is not UTF-8 keeps one session id in the rows, the history, the caches and
+the session lookup. Every case is measured against a clean run of the same files: the same figures."""
 
 from __future__ import annotations
 
@@ -15,10 +16,12 @@ from claude_2_1_fixtures import a_session_with_a_subagent_and_a_compaction
 from conftest import CORPUS
 from hermes_fixtures import build_standard
 
-from xshare import history, live
+from xshare import history, live, sessions
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
+from xshare.ids import key_path, normal_id, path_key
 from xshare.sources import claude, claude_files, codex, gemini, hermes, openclaw, opencode
+from xshare.store import dumps, loads
 
 TALLY = "-home-dev-tally"  # a project folder of the demo corpus
 
@@ -205,6 +208,59 @@ def test_another_agents_files_reached_twice(capsys, tmp_path, agent):
     assert doubled == (clean, clean_err)
     adapter = {"codex": codex, "gemini": gemini, "opencode": opencode, "openclaw": openclaw}[agent]
     assert len(adapter.discover(twice)) == len(adapter.discover(once))
+
+
+# --- session ids from file names that are not UTF-8 ---------------------------------------------------
+
+
+@pytest.fixture
+def odd_name(config: Path) -> Path:
+    """A demo transcript renamed with a byte that is not UTF-8 (skipped where the file system refuses it)."""
+    source = next((config / TALLY).glob("*.jsonl"))
+    target = Path(os.fsdecode(os.fsencode(source.parent) + b"/caf\xe9-" + os.fsencode(source.name)))
+    try:
+        source.rename(target)
+    except OSError:
+        pytest.skip("this file system refuses names that are not UTF-8")
+    return target
+
+
+def test_a_name_that_is_not_utf8_is_one_session_from_report_to_report(capsys, monkeypatch, odd_name):
+    first, err = report(capsys)
+    lines = history.history_path().read_bytes().count(b"\n")
+    read: list[int] = []
+    original = sessions._run
+    monkeypatch.setattr(sessions, "_run", lambda todo, *rest: read.append(len(todo)) or original(todo, *rest))
+    second, second_err = report(capsys)
+    assert (second, second_err) == (first, err) and second["remembered_sessions"] == 0
+    assert history.history_path().read_bytes().count(b"\n") == lines  # nothing new to remember
+    assert read == [0]  # the cache found the odd file under its key
+    keys = loads(sessions.cache_path().read_bytes())["entries"]
+    assert odd_name in {key_path(key) for key in keys}
+
+
+def test_the_live_ledger_and_the_lookup_use_the_same_id(capsys, odd_name):
+    row = live.update(odd_name)
+    assert row is not None and row["id"] == normal_id(odd_name.stem) and "\ufffd" in row["id"]
+    assert live.live_row(claude.describe(odd_name).session_id)["id"] == row["id"]
+    history.remember([row])  # what the hook does at a turn's end
+    figures, _ = report(capsys)
+    assert figures["remembered_sessions"] == 0
+    assert figures["sessions"] == len(claude.discover(claude.default_roots()))
+    for wanted in (row["id"], odd_name.stem):  # as printed, or as the shell passes the file name's bytes
+        assert main(["session", wanted, "--json", "--estimate", "--claude-root", str(odd_name.parents[1])]) == 0
+        assert json.loads(capsys.readouterr().out)["id"] == row["id"]
+
+
+def test_ids_are_spelled_as_stored_and_path_keys_come_back():
+    odd = "caf\udce9-\udcff"
+    assert normal_id(odd) == loads(dumps(odd)) == "caf\ufffd-\ufffd"
+    assert normal_id("s1/agent-a1") == "s1/agent-a1"
+    plain = Path("/home/dev/.claude/projects/-p/s1.jsonl")
+    assert path_key(plain) == str(plain) and key_path(path_key(plain)) == plain
+    one, other = Path(f"/p/{odd}.jsonl"), Path("/p/caf\udce8-\udcff.jsonl")
+    assert path_key(one) != path_key(other)  # the same once U+FFFD stands for both bytes: never as keys
+    assert key_path(loads(dumps(path_key(one)))) == one
 
 
 # --- the corpus -------------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Claude Code: where its transcripts are, and which session each file is.
 
 One transcript file is one session; a file reached by several paths (a symlinked config folder, a root
-named twice or inside another, a hard link) is still one (see same_file).
+named twice or inside another, a hard link) is still one (see same_file). Ids are spelled as xshare's
+files store them (see xshare.ids), so a file name that is not UTF-8 keeps one id everywhere.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from xshare.ids import normal_id
 from xshare.sources import same_file
 
 INTERACTIVE, SUBAGENT, INTERNAL, AUTOMATED = "interactive", "subagent", "internal", "automated"
@@ -52,14 +54,14 @@ def resolve_root(directory: str | Path) -> Path:
 
 def describe(path: Path) -> TranscriptFile:
     """Which session a transcript file is, from its place alone."""
-    stem = path.stem
+    stem = normal_id(path.stem)
     if not stem.startswith("agent-"):
         return TranscriptFile(path, stem, INTERACTIVE)
     source = INTERNAL if stem.startswith(INTERNAL_PREFIXES) else SUBAGENT
     parts = path.parts
     if "subagents" in parts:
         # <session>/subagents/agent-x.jsonl, or <session>/subagents/workflows/<run>/agent-x.jsonl
-        session = parts[len(parts) - 2 - parts[::-1].index("subagents")]
+        session = normal_id(parts[len(parts) - 2 - parts[::-1].index("subagents")])
         return TranscriptFile(path, f"{session}/{stem}", source, session)
     return TranscriptFile(path, stem, source)  # 2.0.x: agent-*.jsonl beside the sessions
 
