@@ -228,13 +228,13 @@ def odd_name(config: Path) -> Path:
 def test_a_name_that_is_not_utf8_is_one_session_from_report_to_report(capsys, monkeypatch, odd_name):
     first, err = report(capsys)
     lines = history.history_path().read_bytes().count(b"\n")
-    read: list[int] = []
-    original = sessions._run
-    monkeypatch.setattr(sessions, "_run", lambda todo, *rest: read.append(len(todo)) or original(todo, *rest))
+    read: list[Path] = []
+    original = sessions.measure_file
+    monkeypatch.setattr(sessions, "measure_file", lambda file: read.append(file.path) or original(file))
     second, second_err = report(capsys)
     assert (second, second_err) == (first, err) and second["remembered_sessions"] == 0
     assert history.history_path().read_bytes().count(b"\n") == lines  # nothing new to remember
-    assert read == [0]  # the cache found the odd file under its key
+    assert read == []  # the cache found the odd file under its key
     keys = loads(sessions.cache_path().read_bytes())["entries"]
     assert odd_name in {key_path(key) for key in keys}
 
