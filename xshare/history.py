@@ -15,6 +15,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from xshare.ids import normal_id
 from xshare.report import parse_time
 from xshare.store import atomic_write, dumps, loads, locked, state_dir
 
@@ -33,7 +34,8 @@ def _lock_path() -> Path:
 
 
 def key(row: dict) -> tuple[str, str]:
-    return (str(row.get("agent")), str(row.get("id")))
+    """A session's key; its id as a file would hold it, so a live row and a remembered one match."""
+    return (str(row.get("agent")), normal_id(str(row.get("id"))))
 
 
 def slim(row: dict) -> dict:

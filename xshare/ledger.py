@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import deque
 
 from xshare.economics import Watch
+from xshare.ids import normal_id
 
 TOOL_CATEGORIES = ("exploration", "edit", "shell", "web", "other")
 # reread: file contents the agent re-sends on its own in a read's form (Claude Code, after a compaction),
@@ -286,10 +287,10 @@ def session_row(
     exploration, reread = billed["exploration"], billed[REREAD]
     models = sorted(ledger.models, key=lambda name: (-ledger.models[name], name))
     return {
-        "id": session_id,
+        "id": normal_id(session_id),  # as the history and the caches will hold it
         "agent": agent,
         "source": source,
-        "parent": parent,
+        "parent": None if parent is None else normal_id(parent),
         "model": models[0] if models else None,
         "models": models,
         "started_at": ledger.first_seen,

@@ -18,8 +18,9 @@ from pathlib import Path
 from xshare import METHOD_VERSION
 from xshare import tokens as tokenizers
 from xshare.family import complete_rows, complete_with_unrecorded
+from xshare.ids import key_path, normal_id, path_key
 from xshare.progress import Progress
-from xshare.sources import agents, claude, hermes
+from xshare.sources import agents, claude, hermes, same_file
 from xshare.sources.claude import ClaudeTranscript, TranscriptFile
 from xshare.store import atomic_write, dumps, read_json, state_dir
 
@@ -86,14 +87,14 @@ def measure_claude(
             continue
         if oldest_ns is not None and stat[1] < oldest_ns:
             continue
-        entry = cached.get(str(file.path))
+        entry = cached.get(path_key(file.path))
         if entry and entry[0] == stat[0] and entry[1] == stat[1]:
-            fresh[str(file.path)] = entry
+            fresh[path_key(file.path)] = entry
         else:
             todo.append((file, stat))
     todo.sort(key=lambda item: -item[1][0])
     for (file, stat), (row, problems) in zip(todo, _run(todo, choice, workers), strict=True):
-        fresh[str(file.path)] = [stat[0], stat[1], row, problems]
+        fresh[path_key(file.path)] = [stat[0], stat[1], row, problems]
     for entry in fresh.values():
         result.rows.append(entry[2])
         result.problems.update(entry[3])
@@ -101,7 +102,7 @@ def measure_claude(
     if todo and _counter:
         result.tokenizer = _counter.choice  # the vocabulary may have proved unusable on load
     if use_cache and todo:
-        kept = {path: entry for path, entry in cached.items() if Path(path).exists()}
+        kept = {key: entry for key, entry in cached.items() if key_path(key).exists()}
         _save_cache(result.tokenizer, {**kept, **fresh})
     return result
 
@@ -209,19 +210,19 @@ def measure_hermes(
     rows: list[dict] = []
     problems: Counter = Counter()
     fresh: dict[str, list] = {}
-    for path in databases:
+    for path in same_file.unique(databases):  # one database named twice is read once
         stamp, start = _database_stamp(path), since.isoformat() if since else None
-        entry = cached.get(str(path))
+        entry = cached.get(path_key(path))
         if stamp and entry and entry[0] == stamp and (entry[1] is None or (start is not None and entry[1] <= start)):
-            fresh[str(path)] = entry
+            fresh[path_key(path)] = entry
         else:
             _init_worker(choice)
             found, trouble = hermes.measure_hermes([path], _counter.count, _counter.name, since=since)
             choice = _counter.choice  # the vocabulary may have proved unusable on load
             _flush()
-            fresh[str(path)] = [stamp, start, found, dict(trouble)]
-        rows += fresh[str(path)][2]
-        problems.update(fresh[str(path)][3])
+            fresh[path_key(path)] = [stamp, start, found, dict(trouble)]
+        rows += fresh[path_key(path)][2]
+        problems.update(fresh[path_key(path)][3])
     if use_cache and fresh != {key: cached.get(key) for key in fresh}:
         _save_cache(choice, {**cached, **fresh}, "hermes")
     return rows, problems
@@ -268,9 +269,9 @@ def measure_agent(
             continue
         if oldest_ns is not None and max(stamp[1::2]) < oldest_ns:
             continue
-        entry = cached.get(str(path))
+        entry = cached.get(path_key(path))
         if entry and entry[0] == stamp:
-            fresh[str(path)] = entry
+            fresh[path_key(path)] = entry
         else:
             todo.append((path, stamp))
     todo.sort(key=lambda item: -item[1][0])
@@ -278,13 +279,13 @@ def measure_agent(
         _init_worker(choice)
         found = _read_agent_files(adapter.AGENT, [path for path, _ in todo], sum(s[0] for _, s in todo), workers)
         for (path, stamp), (rows, trouble) in zip(todo, found, strict=True):
-            fresh[str(path)] = [stamp, rows, trouble]
+            fresh[path_key(path)] = [stamp, rows, trouble]
     rows = []
     for entry in fresh.values():
         rows += entry[1]
         problems.update(entry[2])
     if use_cache and todo:
-        kept = {path: entry for path, entry in cached.items() if Path(path).exists()}
+        kept = {key: entry for key, entry in cached.items() if key_path(key).exists()}
         _save_cache(_counter.choice, {**kept, **fresh}, adapter.AGENT)
     return rows, problems
 
@@ -357,6 +358,7 @@ def find_session(wanted: str, claude_roots: list[str] | None = None) -> Transcri
     if path.suffix == ".jsonl" and path.is_file():
         return claude.describe(path.resolve())
     roots = [claude.resolve_root(root) for root in claude_roots] if claude_roots else claude.default_roots()
+    wanted = normal_id(wanted)  # as rows print it, or as the shell passed a file name's bytes
     return next((file for file in claude.discover(roots) if file.session_id == wanted), None)
 
 
@@ -397,6 +399,7 @@ def find_agent_session(
     """Another agent's session by its id: its row, the problems met, and the file it came from. Files
     whose name holds the id are read first; with `ledgers`, its detailed ledger is left there."""
     problems: Counter = Counter()
+    session_id = normal_id(session_id)  # rows' ids are
     _init_worker(choice)
     for adapter in agents.ADAPTERS:
         given = (agent_homes or {}).get(adapter.AGENT)

@@ -22,24 +22,34 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from dataclasses import dataclass
-from pathlib import Path
 
 from xshare.classify import classify_tool, command_of
 from xshare.ledger import USAGE_FIELDS, Ledger, session_row
 from xshare.sources import claude_lines as lines
 from xshare.sources.claude_costs import cost_totals
+from xshare.sources.claude_files import (  # discovery lives there; these names are this module's API too
+    AUTOMATED,
+    INTERACTIVE,
+    INTERNAL,
+    INTERNAL_PREFIXES,
+    SUBAGENT,
+    TranscriptFile,
+    default_roots,
+    describe,
+    discover,
+    family_files,
+    resolve_root,
+)
 from xshare.sources.claude_reread import sent_texts
 from xshare.sources.claude_text import OPEN_REMINDER, is_prompt, json_text, result_text, texts, trailing_reminders
 from xshare.sources.claude_usage import call_usage
 from xshare.store import LOADS_VIEWS, loads
 
+__all__ = ["AGENT", "AUTOMATED", "INTERACTIVE", "INTERNAL", "INTERNAL_PREFIXES", "SUBAGENT", "ClaudeTranscript",
+           "TranscriptFile", "call_usage", "default_roots", "describe", "discover", "family_files", "resolve_root"]
 AGENT = "claude-code"
-INTERACTIVE, SUBAGENT, INTERNAL, AUTOMATED = "interactive", "subagent", "internal", "automated"
 # `claude -p` writes sdk-cli, the Agent SDKs sdk-ts and sdk-py: a program, not a person, drives these
 AUTOMATED_ENTRYPOINT_PREFIX = "sdk-"
-# Claude Code's own helper agents replay their parent's context; they are overhead, not task work
-INTERNAL_PREFIXES = ("agent-acompact-", "agent-aprompt_suggestion-", "agent-aside_question-")
 NEURALMIND_MARKER = "Code matching this prompt"
 KNOWN_TYPES = frozenset(
     "assistant user attachment system progress queue-operation file-history-snapshot file-history-delta "
@@ -48,82 +58,6 @@ KNOWN_TYPES = frozenset(
 )
 _FINGERPRINT = 4096  # the first bytes of a transcript, hashed: a file overwritten in place is read again
 _ROW_KINDS = ("assistant", "user", "attachment", "system")
-
-
-@dataclass(frozen=True)
-class TranscriptFile:
-    path: Path
-    session_id: str
-    source: str
-    parent_id: str | None = None
-
-    @property
-    def is_sidechain_file(self) -> bool:
-        return self.source != INTERACTIVE
-
-
-def default_roots() -> list[Path]:
-    """Every projects/ under $CLAUDE_CONFIG_DIR (comma-separated), else the two usual homes."""
-    configured = os.environ.get("CLAUDE_CONFIG_DIR")
-    if configured:
-        bases = [Path(part.strip()).expanduser() for part in configured.split(",") if part.strip()]
-    else:
-        home = Path.home()
-        bases = [home / ".claude", Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "claude"]
-    return [base / "projects" for base in bases]
-
-
-def resolve_root(directory: str | Path) -> Path:
-    """--claude-root accepts a Claude config folder or its projects/ folder."""
-    path = Path(directory).expanduser()
-    return path / "projects" if (path / "projects").is_dir() else path
-
-
-def describe(path: Path) -> TranscriptFile:
-    """Which session a transcript file is, from its place alone."""
-    stem = path.stem
-    if not stem.startswith("agent-"):
-        return TranscriptFile(path, stem, INTERACTIVE)
-    source = INTERNAL if stem.startswith(INTERNAL_PREFIXES) else SUBAGENT
-    parts = path.parts
-    if "subagents" in parts:
-        # <session>/subagents/agent-x.jsonl, or <session>/subagents/workflows/<run>/agent-x.jsonl
-        session = parts[len(parts) - 2 - parts[::-1].index("subagents")]
-        return TranscriptFile(path, f"{session}/{stem}", source, session)
-    return TranscriptFile(path, stem, source)  # 2.0.x: agent-*.jsonl beside the sessions
-
-
-def discover(roots: list[Path], skipped: Counter | None = None) -> list[TranscriptFile]:
-    """Every transcript under the roots, in whatever folders they lie: Claude Code writes <project>/*.jsonl
-    and <project>/<session>/subagents/**/agent-*.jsonl, backups nest them deeper (<project>/sessions/...).
-    Claude Code's own other files (subagents/**/journal.jsonl, tool-results/) are passed over; what else
-    is skipped is counted in `skipped`, with why: anything but a regular file (a FIFO or a device would
-    hang the reader), and files lying in projects/ itself, outside any project folder."""
-    skipped = Counter() if skipped is None else skipped
-    found: list[TranscriptFile] = []
-    for root in roots:
-        if not root.is_dir():
-            continue
-        for path in root.rglob("*.jsonl"):
-            folders = path.relative_to(root).parts[:-1]
-            if "tool-results" in folders or ("subagents" in folders and not path.name.startswith("agent-")):
-                continue
-            if not lines.is_regular(path):
-                skipped["files named *.jsonl skipped: not a regular file (FIFO, device, folder, broken link)"] += 1
-            elif not folders:
-                skipped["files skipped: in projects/ itself, outside any project folder"] += 1
-            else:
-                found.append(describe(path))
-    return sorted(found, key=lambda item: str(item.path))
-
-
-def family_files(file: TranscriptFile) -> list[TranscriptFile]:
-    """A main transcript's subagent and helper-agent files: <session>/subagents/**/agent-*.jsonl."""
-    if file.source != INTERACTIVE:
-        return []
-    folder = file.path.parent / file.session_id / "subagents"
-    members = (describe(path) for path in folder.rglob("agent-*.jsonl") if lines.is_regular(path))
-    return sorted(members, key=lambda item: str(item.path))
 
 
 class ClaudeTranscript:

@@ -35,6 +35,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+from xshare.sources import same_file
 from xshare.sources.agent_common import Replay, as_text, content_text, number, parse_json
 from xshare.store import loads
 
@@ -63,7 +64,7 @@ def discover(homes: list[Path]) -> list[Path]:
             base = home / folder
             if base.is_dir():
                 found += sorted(base.rglob("rollout-*.jsonl")) + sorted(base.glob("rollout-*.json"))
-    return list(dict.fromkeys(path for path in found if path.is_file()))
+    return same_file.unique_files(found)  # a file reached twice (a symlinked home, a hard link) is read once
 
 
 def _source(source: object) -> tuple[str, str | None]:

@@ -30,6 +30,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+from xshare.sources import same_file
 from xshare.sources.agent_common import Replay, as_text, content_text, number
 from xshare.store import loads
 
@@ -53,7 +54,7 @@ def discover(homes: list[Path]) -> list[Path]:
     for home in homes:
         base = home / "tmp" if (home / "tmp").is_dir() else home  # a .gemini folder, or its tmp/
         found += sorted(base.glob("*/chats/session-*.json")) + sorted(base.glob("*/chats/session-*.jsonl"))
-    return list(dict.fromkeys(path for path in found if path.is_file()))
+    return same_file.unique_files(found)  # a file reached twice (a symlinked home, a hard link) is read once
 
 
 def _document(path: Path, data: bytes, problems: Counter) -> tuple[dict, list[dict]]:

@@ -34,6 +34,7 @@ from pathlib import Path
 from xshare.classify import classify_tool
 from xshare.ledger import SPREAD, Ledger, session_row
 from xshare.printable import safe_label
+from xshare.sources import same_file
 from xshare.sources.agent_common import number, parse_json
 from xshare.sources.hermes_db import Unreadable, is_locked, open_database
 from xshare.sources.hermes_usage import add_unrecorded, read_auxiliary
@@ -69,16 +70,13 @@ _DEFAULTS = {"active": 1, "compacted": 0}
 
 
 def default_databases() -> list[Path]:
-    """$HERMES_HOME/state.db if set, else ~/.hermes/state.db, plus every profile's; existing files only."""
+    """$HERMES_HOME/state.db if set, else ~/.hermes/state.db, plus every profile's; existing files only,
+    each once ($HERMES_HOME may be ~/.hermes or one of its profiles by another path)."""
     home = Path.home() / ".hermes"
     explicit = os.environ.get("HERMES_HOME")
     found = [Path(explicit).expanduser() / "state.db"] if explicit else [home / "state.db"]
     found += sorted((home / "profiles").glob("*/state.db"))
-    unique: list[Path] = []
-    for path in found:
-        if path.is_file() and path not in unique:
-            unique.append(path)
-    return unique
+    return same_file.unique_files(found)
 
 
 def _columns(connection: sqlite3.Connection, table: str) -> set[str]:

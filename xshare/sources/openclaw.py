@@ -32,6 +32,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+from xshare.sources import same_file
 from xshare.sources.agent_common import Replay, as_text, content_text, number, parse_json
 from xshare.store import loads
 
@@ -60,7 +61,7 @@ def discover(homes: list[Path]) -> list[Path]:
         for path in sorted(home.glob("agents/*/sessions/*.jsonl*")):
             if path.name.endswith(".jsonl") or any(mark in path.name for mark in ROTATED):
                 found.append(path)
-    return list(dict.fromkeys(path for path in found if path.is_file()))
+    return same_file.unique_files(found)  # a file reached twice (a symlinked home, a hard link) is read once
 
 
 def _groups(folder: Path) -> dict[str, str]:

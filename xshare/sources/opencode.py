@@ -34,6 +34,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
+from xshare.sources import same_file
 from xshare.sources.agent_common import Replay, as_text, iso_time, number, parse_json
 from xshare.sources.hermes_db import Unreadable, is_locked, open_database
 
@@ -56,12 +57,12 @@ def discover(homes: list[Path]) -> list[Path]:
     found: list[Path] = []
     for home in homes:
         found += [home] if home.is_file() else sorted(home.glob("opencode*.db"))
-    return list(dict.fromkeys(path for path in found if path.is_file()))
+    return same_file.unique_files(found)  # a file reached twice (a symlinked home, a hard link) is read once
 
 
 def unread(homes: list[Path]) -> list[str]:
     """What is there but not read: OpenCode's pre-1.2 JSON storage."""
-    found = [home for home in homes if (home / "storage" / "session").is_dir()]
+    found = same_file.unique(home for home in homes if (home / "storage" / "session").is_dir())
     return ["OpenCode JSON storage (before 1.2) found but not read"] * len(found)
 
 
