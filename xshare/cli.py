@@ -63,6 +63,8 @@ def _measure_in_window(args: argparse.Namespace, window):
     measured = measure_all(args.claude_root, _choice(args), window.since, not args.no_cache,
                            hermes_dbs=args.hermes_db, agent_homes=_agent_homes(args))
     _report_problems(measured.problems)
+    if undated := sum(1 for row in measured.rows if window.undated(row)):
+        _say(window.undated_note(undated))
     placed = [(window.place(row), row) for row in measured.rows]  # a session without API calls is a session
     rows = [row for place, row in placed if place == "in"]
     deferred = sum(1 for place, _ in placed if place == "deferred")
@@ -131,7 +133,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def _report_from_rows(args: argparse.Namespace) -> int:
     """A team's rollup from rows files (no transcripts read): the same groups and reading, plus how
     many machines and people the rows came from."""
-    from xshare.report import Report
+    from xshare.report import CountingPlace, Report
     from xshare.rollup import read_rows_files
 
     if args.by or args.rows or args.demo:
@@ -140,7 +142,10 @@ def _report_from_rows(args: argparse.Namespace) -> int:
     window = _window(args)
     if window is None:
         return 2
-    rollup = read_rows_files([Path(path) for path in args.from_rows], window.place)
+    place = CountingPlace(window)
+    rollup = read_rows_files([Path(path) for path in args.from_rows], place)
+    if place.undated:
+        _say(f"rows files: {window.undated_note(place.undated)}")
     for kind, count in (("unreadable lines", rollup.bad_lines), ("sessions given twice, counted once",
                         rollup.duplicates), ("rows outside the window", rollup.outside_window)):
         if count:
@@ -184,11 +189,11 @@ def _over_time_text(by: str | None, rows: list[dict], marks: list[dict]) -> str:
 def cmd_mark(args: argparse.Namespace) -> int:
     """Name a change (a CLAUDE.md rule, an index, another model): reports split before and after it."""
     from xshare.periods import add_mark, read_marks
-    from xshare.report import parse_cli_time
+    from xshare.report import parse_cli_time, parse_time
 
     if not args.label:
-        for mark in read_marks():
-            print(printable(f"{mark['at']}  {mark['label']}"))
+        for mark in read_marks():  # in UTC, whatever offset an older version stored
+            print(printable(f"{parse_time(mark['at']).isoformat()}  {mark['label']}"))
         return 0
     try:
         at = parse_cli_time(args.at) if args.at else datetime.now(timezone.utc)
@@ -478,7 +483,7 @@ def _add_window_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--since-days", type=_days, default=30, metavar="N",
                         help="sessions started in the last N days (default 30)")
     parser.add_argument("--since", metavar="DATE", help="sessions started on or after DATE (UTC unless offset)")
-    parser.add_argument("--until", metavar="DATE", help="sessions started up to DATE (a date means its whole day)")
+    parser.add_argument("--until", metavar="DATE", help="sessions started up to DATE (a date means its whole UTC day)")
     parser.add_argument("--all", action="store_true", help="every session, whenever it started")
     parser.add_argument("--lag-hours", type=_hours, default=0.0, metavar="H",
                         help="end the window H hours ago; sessions still active then wait for a later run")
@@ -499,12 +504,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="leave out remembered sessions whose transcript is gone")
     report.add_argument("--from-rows", nargs="+", metavar="FILE",
                         help="a team's rollup: rows files from `collect --rows` on many machines, no transcripts")
-    report.add_argument("--by", choices=("week", "month"), help="also the groups per week or month")
+    report.add_argument("--by", choices=("week", "month"),
+                        help="also the groups per week or month (of start times, in UTC)")
     report.set_defaults(handler=cmd_report)
 
     mark = commands.add_parser("mark", help="name a change; reports split before and after it (no label: list)")
     mark.add_argument("label", nargs="*", help='what changed, e.g. "added NeuralMind"')
-    mark.add_argument("--at", metavar="DATE", help="when (a date or ISO timestamp, UTC unless offset); default now")
+    mark.add_argument("--at", metavar="DATE",
+                      help="when (a date or ISO timestamp, UTC unless offset; stored in UTC); default now")
     mark.set_defaults(handler=cmd_mark)
 
     collect = commands.add_parser("collect", help="nightly: add new sessions to a rows file, replace grown ones")

@@ -1,7 +1,7 @@
 """Cache economics, one rule each for the HTML page, the live hook and the status line: token weights,
 what a cache rebuild is and what caused it, what a compaction costs and saves, and when a compaction
-now is worth suggesting. Standard library only, and no xshare imports: the ledger, the HTML analysis
-and the hook all import it.
+now is worth suggesting. Standard library only, and no xshare imports but xshare.timestamps (a leaf
+like this one): the ledger, the HTML analysis and the hook all import it.
 
 `Watch` applies the rules as calls stream by, keeping only what the next call needs (a few numbers
 per conversation), so the live hook can say what the page says without a per-call log.
@@ -10,7 +10,8 @@ per conversation), so the live hook can say what the page says without a per-cal
 from __future__ import annotations
 
 import math
-from datetime import datetime, timezone
+
+from xshare.timestamps import session_time
 
 # token weights in multiples of fresh input (the essay's table); the page shows them and lets them change
 WEIGHTS = {"input": 1.0, "cache_read": 0.1, "cache_write_5m": 1.25, "cache_write_1h": 2.0, "output": 5.0}
@@ -60,17 +61,6 @@ def compaction_nudge(before: int, after: int, one_hour: bool, calls_so_far: int,
         return None
     return {"fewer": before - after, "saving": money["saving"], "cost": money["cost"],
             "break_even": money["break_even"], "remaining": remaining}
-
-
-def parse_time(value: object) -> datetime | None:
-    """An ISO-8601 timestamp from a transcript; UTC unless it names an offset."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
 def duration(seconds: float) -> str:
@@ -177,7 +167,7 @@ class Watch:
         drop = expected - read
         if drop < MIN_REBUILD or drop < MIN_REBUILD_SHARE * expected or written < MIN_REBUILD:
             return None
-        start, end = parse_time(before["time"]), parse_time(time)
+        start, end = session_time(before["time"]), session_time(time)  # a 9999 or 1970 time makes no gap
         gap = (end - start).total_seconds() if start and end else None
         between = [mark for mark in self.marks if mark[0] > before["at"]]
         causes = rebuild_causes(between, before["model"], model, gap, ttl)

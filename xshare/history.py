@@ -16,8 +16,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from xshare.ids import normal_id
-from xshare.report import parse_time
 from xshare.store import atomic_write, dumps, loads, locked, state_dir
+from xshare.timestamps import session_time
 
 # replay detail the report never reads after the family is complete: kept out to keep the file small
 _LEFT_OUT = ("cost_state", "compaction_snapshots")
@@ -47,8 +47,8 @@ def _wins(old: dict, new: dict) -> bool:
     """A later line replaces an earlier one, unless both were counted alike and the earlier saw more."""
     if (old.get("tokenizer"), old.get("method")) != (new.get("tokenizer"), new.get("method")):
         return True
-    before = parse_time(old.get("last_activity") or old.get("ended_at"))
-    after = parse_time(new.get("last_activity") or new.get("ended_at"))
+    before = session_time(old.get("last_activity") or old.get("ended_at"))  # a line dated 9999 never wins
+    after = session_time(new.get("last_activity") or new.get("ended_at"))
     return before is None or after is None or after >= before
 
 

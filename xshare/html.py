@@ -40,6 +40,7 @@ from xshare.printable import printable
 from xshare.sources import claude
 from xshare.sources.claude import ClaudeTranscript, TranscriptFile
 from xshare.store import atomic_write
+from xshare.timestamps import stamp
 
 __all__ = [
     "CAUSES", "WEIGHTS", "Compaction", "Linked", "Rebuild", "ResultCost", "SessionData", "cli_html",
@@ -146,7 +147,8 @@ def last_activity(path: Path, tail: int = 256 << 10) -> str | None:
             data = handle.read()
     except OSError:
         return None
-    stamps = [match.decode() for match in _TIMESTAMP.findall(data)]
+    # compared in the stored form: offsets converted, junk and 9999 left out (they would always sort first)
+    stamps = [found for match in _TIMESTAMP.findall(data) if (found := stamp(match.decode()))]
     return max(stamps) if stamps else None
 
 

@@ -14,6 +14,7 @@ from collections import deque
 
 from xshare.economics import Watch
 from xshare.ids import normal_id
+from xshare.timestamps import stamp
 
 TOOL_CATEGORIES = ("exploration", "edit", "shell", "web", "other")
 # reread: file contents the agent re-sends on its own in a read's form (Claude Code, after a compaction),
@@ -88,12 +89,18 @@ class Ledger:
 
     # --- events -------------------------------------------------------------------------------
 
-    def seen_time(self, timestamp: str) -> None:
-        """Any activity of the session; timestamps are ISO-8601 UTC strings, so they sort as text."""
-        if self.first_seen is None or timestamp < self.first_seen:
-            self.first_seen = timestamp
-        if self.last_seen is None or timestamp > self.last_seen:
-            self.last_seen = timestamp
+    def seen_time(self, timestamp: object, millis: bool = True) -> str | None:
+        """Any activity of the session, as a record wrote its time (xshare.timestamps.stamp). Returns the
+        time in the stored form, which sorts as text, or None when it is unreadable or implausible: such
+        a time is left out, so one junk or far-future row moves neither the start nor the end."""
+        found = stamp(timestamp, millis)
+        if found is None:
+            return None
+        if self.first_seen is None or found < self.first_seen:
+            self.first_seen = found
+        if self.last_seen is None or found > self.last_seen:
+            self.last_seen = found
+        return found
 
     def add(
         self,
@@ -263,8 +270,10 @@ class Ledger:
     def from_state(cls, state: dict) -> Ledger:
         ledger = cls(state["overhead_mode"])
         ledger.threads = {name: _Thread.from_state(thread) for name, thread in state["threads"].items()}
-        for name in ("calls", "prompt_billed", "compactions", "trimmed", "first_seen", "last_seen"):
+        for name in ("calls", "prompt_billed", "compactions", "trimmed"):
             setattr(ledger, name, state[name])
+        # a state saved before times were checked may hold "0" or 9999: those are dropped here
+        ledger.first_seen, ledger.last_seen = stamp(state["first_seen"]), stamp(state["last_seen"])
         for name in ("billed", "first_time", "usage", "models"):
             setattr(ledger, name, dict(state[name]))
         ledger.watch = Watch(state["watch"])  # a state without it (an older layout) is read again

@@ -1,7 +1,9 @@
 """The share over time: the report's groups per week or month, and the changes a user marked
 (`xshare mark "added NeuralMind"`) with the sessions on either side of each.
 
-Periods are taken from when a session started, in UTC; weeks are ISO weeks (Monday to Sunday).
+Periods are taken from when a session started, in UTC (a session written with a -05:00 offset late in
+the evening belongs to the next UTC day); weeks are ISO weeks (Monday to Sunday). A session with no
+plausible start time (xshare.timestamps) has no period.
 """
 
 from __future__ import annotations
@@ -14,12 +16,14 @@ from pathlib import Path
 from xshare.printable import printable
 from xshare.report import ANECDOTE_BELOW, _pct, _table, parse_time, reading, summarize
 from xshare.store import atomic_write, dumps, read_json, state_dir
+from xshare.timestamps import session_time, to_utc
 
 PERIODS = ("week", "month")
 
 
 def period_of(moment: datetime, by: str) -> str:
-    """'2026-11' for a month, '2026-W48' for an ISO week."""
+    """'2026-11' for a month, '2026-W48' for an ISO week; an aware moment is taken in UTC."""
+    moment = to_utc(moment) or moment  # only year 1 or 9999 with an offset has no UTC form: kept as given
     if by == "month":
         return f"{moment:%Y-%m}"
     year, week, _ = moment.isocalendar()
@@ -27,18 +31,23 @@ def period_of(moment: datetime, by: str) -> str:
 
 
 def split_by_period(rows: list[dict], by: str) -> dict[str, list[dict]]:
-    """The rows per period, oldest first; a row with no start time has no period and is left out."""
+    """The rows per period, oldest first; a row with no plausible start time has no period and is left out."""
     members: dict[str, list[dict]] = defaultdict(list)
     for row in rows:
-        started = parse_time(row.get("started_at"))
+        started = session_time(row.get("started_at"))
         if started is not None:
             members[period_of(started, by)].append(row)
     return dict(sorted(members.items()))
 
 
+def _undated(rows: list[dict]) -> int:
+    return sum(1 for row in rows if session_time(row.get("started_at")) is None)
+
+
 def periods_json(rows: list[dict], by: str) -> dict:
     return {"by": by, "periods": {period: {"sessions": len(members), "groups": summarize(members)}
-                                  for period, members in split_by_period(rows, by).items()}}
+                                  for period, members in split_by_period(rows, by).items()},
+            "undated_sessions": _undated(rows)}
 
 
 def _period_lines(period: str, groups: dict[str, dict]) -> list[tuple[str, ...]]:
@@ -54,7 +63,10 @@ def periods_text(rows: list[dict], by: str) -> str:
     header = ("Period  agent / source", "Sessions", "Exploration of context", "Median session",
               "Recorded / billed")
     few = f"A period of fewer than {ANECDOTE_BELOW} sessions in a group is an anecdote, not a finding."
-    return "\n".join([f"By {by} (when sessions started, UTC):", "", *_table(header, table), "", few, ""])
+    undated = _undated(rows)
+    without = [f"{undated:,} session{'s' if undated != 1 else ''} with no plausible start time: in no period."]
+    return "\n".join([f"By {by} (when sessions started, UTC):", "", *_table(header, table), "", few,
+                      *(without if undated else []), ""])
 
 
 # --- marks ------------------------------------------------------------------------------------------
@@ -94,7 +106,7 @@ def split_at(rows: list[dict], at: datetime) -> tuple[list[dict], list[dict]]:
     """The rows of sessions started before the moment, and those started at or after it."""
     before, after = [], []
     for row in rows:
-        started = parse_time(row.get("started_at"))
+        started = session_time(row.get("started_at"))
         if started is not None:
             (before if started < at else after).append(row)
     return before, after

@@ -8,11 +8,12 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 from xshare import METHOD_VERSION, __version__
 from xshare.ledger import CATEGORIES, REREAD, share
 from xshare.printable import printable, printable_lines
+from xshare.timestamps import parse_time, session_time  # parse_time: rows, history, periods, pages import it here
 
 SOURCE_ORDER = ("interactive", "automated", "subagent", "benchmark", "internal")
 # the spec's thresholds on interactive sessions' share of the recorded context, fixed in advance
@@ -23,28 +24,18 @@ READINGS = (
 )
 ANECDOTE_BELOW = 10  # sessions; fewer is an anecdote, not a finding
 NOISE_POINTS = 0.01  # a pooled share this close to a threshold says nothing about the threshold
+UNDATED = "undated"  # Window.place: a session with no plausible start time
 
 
 # --- time and the window ------------------------------------------------------------------------
 
 
-def parse_time(value: object) -> datetime | None:
-    """An ISO-8601 timestamp from a transcript or a row; UTC unless it names an offset."""
-    if not isinstance(value, str) or not value:
-        return None
-    text = value.strip().replace("Z", "+00:00").replace("z", "+00:00")
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
-
-
 def parse_cli_time(value: str, end_of_day: bool = False) -> datetime:
-    """--since/--until: a date (whole UTC day) or a timestamp; an explicit offset is kept."""
+    """--since/--until/--at: a date (whole UTC day) or a timestamp, UTC unless it names an offset; the
+    moment is returned in UTC (09:00+02:00 is 07:00 UTC), as everything is stored and printed."""
     moment = parse_time(value)
     if moment is None:
-        raise ValueError(f"not a date or ISO timestamp: {value!r}")
+        raise ValueError(f"not a date or ISO timestamp (years 1 to 9999 in UTC): {value!r}")
     if end_of_day and len(value.strip()) == 10:
         moment += timedelta(days=1, microseconds=-1)
     return moment
@@ -81,18 +72,31 @@ class Window:
         return cls(start, end, label)
 
     def place(self, row: dict) -> str:
-        """'in', 'out', or 'deferred': started inside but still active at the window's end."""
-        started = parse_time(row.get("started_at"))
-        if started is None or (self.since and started < self.since) or started > self.until:
+        """'in', 'out', 'deferred' (started inside but still active at the window's end), or 'undated': no
+        plausible start time (xshare.timestamps), so no window can hold it; only --all (no start) counts it."""
+        started = session_time(row.get("started_at"))
+        if started is None:
+            return "in" if self.since is None else UNDATED
+        if (self.since and started < self.since) or started > self.until:
             return "out"
-        last = parse_time(row.get("last_activity") or row.get("ended_at"))
+        last = session_time(row.get("last_activity")) or session_time(row.get("ended_at"))
         return "deferred" if last and last > self.until else "in"
 
+    @staticmethod
+    def undated(row: dict) -> bool:
+        return session_time(row.get("started_at")) is None
+
+    def undated_note(self, count: int) -> str:
+        """The stderr line on sessions no window can place (their records hold no plausible time)."""
+        counted = "counted, as --all asks for every session" if self.since is None else "counted only with --all"
+        return f"sessions with no plausible time (2020 to a day from now) in their records: {count:,}, {counted}"
+
     def describe(self) -> str:
+        until = self.until.date().isoformat()  # not %Y: year 1 would print as "1"
         if self.since is None:
-            return f"Sessions started up to {self.until:%Y-%m-%d} ({self.label or 'all sessions'})"
+            return f"Sessions started up to {until} ({self.label or 'all sessions'})"
         label = f" ({self.label})" if self.label else ""
-        return f"Sessions started {self.since:%Y-%m-%d} to {self.until:%Y-%m-%d}{label}"
+        return f"Sessions started {self.since.date().isoformat()} to {until}{label}"
 
     def to_json(self) -> dict:
         return {
@@ -100,6 +104,17 @@ class Window:
             "until": self.until.isoformat(),
             "label": self.label,
         }
+
+
+class CountingPlace:
+    """A window's place() for rows streamed from files, counting the rows no window can place."""
+
+    def __init__(self, window: Window) -> None:
+        self.window, self.undated = window, 0
+
+    def __call__(self, row: dict) -> str:
+        self.undated += self.window.undated(row)
+        return self.window.place(row)
 
 
 # --- groups ---------------------------------------------------------------------------------------

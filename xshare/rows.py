@@ -6,8 +6,8 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from xshare.report import parse_time
 from xshare.store import atomic_write, dumps, loads
+from xshare.timestamps import session_time
 
 
 def write_rows(path: Path, rows: list[dict]) -> None:
@@ -41,7 +41,7 @@ def read_rows(path: Path) -> list[dict]:
 
 def _activity(row: dict) -> datetime | None:
     """When a row's session last wrote; rows from before `last_activity` fall back to `ended_at`."""
-    return parse_time(row.get("last_activity")) or parse_time(row.get("ended_at"))
+    return session_time(row.get("last_activity")) or session_time(row.get("ended_at"))  # a 9999 row is replaced
 
 
 def merge_rows(recorded: list[dict], measured: list[dict]) -> tuple[list[dict], int, int]:

@@ -23,6 +23,7 @@ from xshare.progress import Progress
 from xshare.sources import agents, claude, hermes, same_file
 from xshare.sources.claude import ClaudeTranscript, TranscriptFile
 from xshare.store import atomic_write, dumps, read_json, state_dir
+from xshare.timestamps import parse_time
 
 # below this much to read, starting worker processes costs more than it saves
 _PARALLEL_MIN_BYTES = 4 << 20
@@ -201,6 +202,15 @@ def _database_stamp(path: Path) -> list[int] | None:
     return stamp
 
 
+def _reaches(read_since: object, since: datetime | None) -> bool:
+    """A database read from `read_since` (None: from the start) holds every session started since `since`;
+    compared as times, not text (a cache written by an older version may hold an offset)."""
+    if read_since is None:
+        return True
+    read_from = parse_time(read_since)
+    return since is not None and read_from is not None and read_from <= since
+
+
 def measure_hermes(
     databases: list[Path], choice: tokenizers.TokenizerChoice, since: datetime | None = None, use_cache: bool = True
 ) -> tuple[list[dict], Counter]:
@@ -213,7 +223,7 @@ def measure_hermes(
     for path in same_file.unique(databases):  # one database named twice is read once
         stamp, start = _database_stamp(path), since.isoformat() if since else None
         entry = cached.get(path_key(path))
-        if stamp and entry and entry[0] == stamp and (entry[1] is None or (start is not None and entry[1] <= start)):
+        if stamp and entry and entry[0] == stamp and _reaches(entry[1], since):
             fresh[path_key(path)] = entry
         else:
             _init_worker(choice)

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from datetime import datetime, timezone
 
 from xshare.agent_tools import explain_tool
 from xshare.ledger import FIRST_CALL, Ledger, session_row
 from xshare.store import dumps, loads
+from xshare.timestamps import refused, stamp
 
 USAGE_UNKNOWN = "usage_unknown"  # row field: why the agent's records hold no token usage
 
@@ -64,32 +64,10 @@ def content_text(content: object) -> str:
 
 
 def iso_time(value: object) -> str | None:
-    """A timestamp as ISO-8601 UTC text ending in Z (rows of every agent sort as text): ISO strings as
-    written, epoch seconds or milliseconds (numbers, or digits in a string) converted."""
-    if isinstance(value, str):
-        text = value.strip()
-        if len(text) == 24 and text[10] == "T" and text[-1] == "Z" and text[19] == ".":
-            return text  # already the form written (Codex, Gemini, OpenClaw lines): no parse
-        if text.isdigit():
-            value = int(text)
-        else:
-            try:
-                moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-            except ValueError:
-                return None
-            moment = moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
-            return _format(moment.astimezone(timezone.utc))
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value or value <= 0:
-        return None
-    seconds = value / 1000 if value > 1e11 else value  # past 1e11 s (year 5138) it can only be milliseconds
-    try:
-        return _format(datetime.fromtimestamp(seconds, timezone.utc))
-    except (OverflowError, OSError, ValueError):
-        return None
-
-
-def _format(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    """A record's time in the stored form (ISO-8601 UTC text ending in Z, which sorts as text): ISO text
+    with any offset, epoch seconds or milliseconds (numbers, or digits in text); None when it cannot be
+    read or is implausible (xshare.timestamps), never an exception."""
+    return stamp(value)
 
 
 class Replay:
@@ -103,10 +81,13 @@ class Replay:
         self.model: str | None = None
 
     def seen(self, timestamp: object) -> str | None:
-        stamp = iso_time(timestamp)
-        if stamp:
-            self.ledger.seen_time(stamp)
-        return stamp
+        """A record's time: the session's activity if plausible; a time present but refused is counted."""
+        if timestamp is None:
+            return None
+        found = self.ledger.seen_time(timestamp)
+        if found is None:
+            self.problems[refused(self.agent)] += 1
+        return found
 
     def add(self, category: str, text: str, key: str | None = None, label: str | None = None) -> None:
         """Input to the model (a prompt, a tool result): present from the next call on."""

@@ -44,6 +44,7 @@ from xshare.sources.claude_reread import sent_texts
 from xshare.sources.claude_text import OPEN_REMINDER, is_prompt, json_text, result_text, texts, trailing_reminders
 from xshare.sources.claude_usage import call_usage
 from xshare.store import LOADS_VIEWS, loads
+from xshare.timestamps import refused
 
 __all__ = ["AGENT", "AUTOMATED", "INTERACTIVE", "INTERNAL", "INTERNAL_PREFIXES", "SUBAGENT", "ClaudeTranscript",
            "TranscriptFile", "call_usage", "default_roots", "describe", "discover", "family_files", "resolve_root"]
@@ -196,8 +197,8 @@ class ClaudeTranscript:
             self.problems["lines of an unknown type skipped"] += 1
             return
         timestamp = get("timestamp")
-        if isinstance(timestamp, str):
-            self.ledger.seen_time(timestamp)
+        if timestamp is not None and self.ledger.seen_time(timestamp) is None:
+            self.problems[refused("Claude Code")] += 1  # rare: the text is built only then
         if self.entrypoint is None and isinstance(get("entrypoint"), str):
             self.entrypoint = row["entrypoint"]
         if kind not in _ROW_KINDS:  # progress, snapshots, queue operations...: nothing more to take

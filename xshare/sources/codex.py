@@ -102,7 +102,7 @@ class _Rollout:
         if not isinstance(row, dict):
             return
         replay = self.replay
-        replay.seen(row.get("timestamp"))
+        stamp = replay.seen(row.get("timestamp"))
         kind, payload = row.get("type"), row.get("payload")
         if kind is None and "payload" not in row:  # the oldest format: bare items after a header line
             if "instructions" in row and "id" in row and not self.meta_seen:
@@ -122,7 +122,7 @@ class _Rollout:
         elif kind == "compacted":
             self._compacted(payload)
         elif kind == "event_msg" and payload.get("type") == "token_count":
-            self._token_count(payload, row.get("timestamp"))
+            self._token_count(payload, stamp)
 
     def _meta(self, meta: dict) -> None:
         if self.meta_seen:
@@ -171,7 +171,7 @@ class _Rollout:
                 self.item(item)
         replay.flush()
 
-    def _token_count(self, payload: dict, timestamp: object) -> None:
+    def _token_count(self, payload: dict, stamp: str | None) -> None:
         info = payload.get("info")
         if not isinstance(info, dict):
             return
@@ -186,7 +186,7 @@ class _Rollout:
         prompt, cached = number(last.get("input_tokens")), number(last.get("cached_input_tokens"))
         cached = min(cached, prompt)
         usage = {"input": prompt - cached, "cache_read": cached, "output": number(last.get("output_tokens"))}
-        self.replay.call(prompt, usage, self.replay.seen(timestamp))
+        self.replay.call(prompt, usage, stamp)
 
     def row(self, tokenizer: str) -> dict:
         unknown = None if self.usage_seen else NO_USAGE

@@ -28,7 +28,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
 from xshare.classify import classify_tool
@@ -39,6 +39,7 @@ from xshare.sources.agent_common import number, parse_json
 from xshare.sources.hermes_db import Unreadable, is_locked, open_database
 from xshare.sources.hermes_usage import add_unrecorded, read_auxiliary
 from xshare.store import dumps
+from xshare.timestamps import epoch_seconds, refused, stamp
 
 AGENT = "hermes"
 # a person at the keyboard: the classic CLI, the TUI (`hermes chat --tui`), the desktop app, chat platforms
@@ -148,23 +149,9 @@ def is_summary(text: str) -> bool:
 
 
 def iso(timestamp: object) -> str | None:
-    """Epoch seconds as the ISO-8601 UTC text Claude Code rows use, so rows of both agents sort as text."""
-    if isinstance(timestamp, str):
-        try:
-            timestamp = float(timestamp)
-        except ValueError:
-            try:  # a text column written as ISO-8601
-                moment = datetime.fromisoformat(timestamp.strip().replace("Z", "+00:00"))
-            except ValueError:
-                return None
-            timestamp = (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
-    if not isinstance(timestamp, (int, float)) or timestamp != timestamp or timestamp <= 0:
-        return None
-    try:
-        moment = datetime.fromtimestamp(round(float(timestamp), 3), timezone.utc)
-    except (OverflowError, OSError, ValueError):
-        return None
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    """Epoch seconds (or ISO text, in a TEXT column) as the ISO-8601 UTC text Claude Code rows use, so rows
+    of both agents sort as text; None when unreadable or implausible (xshare.timestamps)."""
+    return stamp(timestamp, millis=False)
 
 
 def source_label(source: object, model_config: object) -> str:
@@ -202,6 +189,7 @@ def _copies(rows: list[dict], summaries: list[int], calls_recorded: int | None,
     """Indexes of rows a compaction wrote as copies (see the module docstring). `parent` holds the
     signatures of a rotation parent's rows: the child starts with copies of them."""
     copies: set[int] = set()
+    clocks = [epoch_seconds(row["timestamp"]) for row in rows]  # compared as times: a column may mix types
     signatures = [signature(row) for row in rows]
     first_seen: dict[tuple, int] = {}
     for index, item in enumerate(signatures):
@@ -213,19 +201,18 @@ def _copies(rows: list[dict], summaries: list[int], calls_recorded: int | None,
     rotation_child = parent is not None
 
     for index, at in enumerate(summaries):
-        stamp = rows[at]["timestamp"]
+        clock = clocks[at]
         if rotation_child and index == 0:
             copies.update(range(at))  # a continuation session starts with the compressed list
         else:
             index = at - 1  # the protected head, inserted just before the summary
             while index >= 0 and index not in copies and not rows[index]["summary"] and (
-                    rows[index]["timestamp"] == stamp or repeats(index)):
+                    clocks[index] == clock or repeats(index)):
                 copies.add(index)
                 index -= 1
         index = at + 1
         while index < len(rows) and not rows[index]["summary"]:
-            row_stamp = rows[index]["timestamp"]
-            same_clock = stamp is not None and row_stamp is not None and row_stamp <= stamp
+            same_clock = clock is not None and clocks[index] is not None and clocks[index] <= clock
             if not (same_clock or repeats(index)):
                 break
             copies.add(index)
@@ -301,9 +288,7 @@ class _SessionReader:
         self._bill(len(calls))
         for index, row in enumerate(rows):
             self.copy = index in copies
-            stamp = iso(row["timestamp"])
-            if stamp:
-                self.ledger.seen_time(stamp)
+            stamp = self._seen(row["timestamp"])
             if index in compact_at:
                 self.ledger.compact()
             self._row(row, stamp, calls=not self.copy)
@@ -391,13 +376,20 @@ class _SessionReader:
         category = classify_tool(name, found[1] if found else None) if name else "other"
         self._add(category, _seen_text(row), compactable, row["tool_call_id"], name if self.ledger.detail else None)
 
+    def _seen(self, value: object) -> str | None:
+        """A time the session wrote: its activity if plausible; one present but refused is counted."""
+        found = self.ledger.seen_time(value, millis=False) if value is not None else None
+        if found is None and value is not None:
+            self.problems[refused("Hermes")] += 1
+        return found
+
     def _times(self) -> None:
         session, ledger = self.session, self.ledger
         for column in ("ended_at", "last_activity_at"):
-            stamp = iso(session.get(column))
-            if stamp:
-                ledger.seen_time(stamp)
+            self._seen(session.get(column))
         started = iso(session.get("started_at"))
+        if started is None and session.get("started_at") is not None:
+            self.problems[refused("Hermes")] += 1
         if started:
             # the session's own start places it in a window; copies may carry their originals' older times
             ledger.first_seen = started
@@ -443,8 +435,8 @@ def _read(
             if only is not None and session["id"] != only:
                 continue
             started = session["started_at"]
-            if oldest is not None and isinstance(started, (int, float)) and started < oldest:
-                continue  # started before the window: never placed in it
+            if oldest is not None and isinstance(started, (int, float)) and started < oldest and iso(started):
+                continue  # started before the window: never placed in it (an implausible start is not its start)
             rows = [dict(zip(_MESSAGE_COLUMNS, values, strict=True)) for values in
                     connection.execute(query, (session["id"],))]
             for row in rows:
