@@ -27,12 +27,12 @@ OFFLINE_SIGNS = ("No matching distribution", "Could not find a version", "connec
                  "Temporary failure in name resolution")
 
 
-def fake_plugin(folder: Path, version: str, pyproject: str | None = None) -> Path:
-    """A plugin root as far as the env cares: its manifest and its pyproject."""
+def fake_plugin(folder: Path, version: str, requirements: str | None = None) -> Path:
+    """A plugin root as far as the env cares: its manifest and its pinned requirements."""
     (folder / ".claude-plugin").mkdir(parents=True)
     (folder / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "xshare", "version": version}))
-    (folder / "pyproject.toml").write_text(pyproject if pyproject is not None else
-                                           (REPO / "pyproject.toml").read_text())
+    (folder / plugin_env.REQUIREMENTS).write_text(requirements if requirements is not None else
+                                                  (REPO / plugin_env.REQUIREMENTS).read_text())
     return folder
 
 
@@ -95,20 +95,23 @@ def test_ready_only_with_a_stamp_and_an_interpreter_that_still_runs(tmp_path: Pa
 def test_wanted_reads_the_plugin_version_and_requirements(tmp_path: Path, monkeypatch):
     want = plugin_env.wanted(str(fake_plugin(tmp_path / "a", "2.0.0")))
     assert want["version"] == "2.0.0" and want["python"] == "{}.{}".format(*sys.version_info[:2])
-    assert [item.split(">")[0] for item in want["requirements"]] == ["tiktoken", "orjson"]
-    monkeypatch.setitem(sys.modules, "tomllib", None)  # Python 3.10 has no tomllib: the fallback agrees
-    assert plugin_env.wanted(str(tmp_path / "a")) == want
+    assert [item.split("==")[0] for item in want["requirements"]] == ["tiktoken", "regex", "orjson"]
+    # a new hash for the same versions is a new env too
+    text = (REPO / plugin_env.REQUIREMENTS).read_text()
+    changed = fake_plugin(tmp_path / "b", "2.0.0", text.replace("--hash=sha256:", "--hash=sha256:0", 1)[:-1] + "\n")
+    assert plugin_env.wanted(str(changed))["lock"] != want["lock"]
+    assert plugin_env.wanted(str(changed))["requirements"] == want["requirements"]
 
 
-@pytest.mark.parametrize("pyproject", ["", "[project]\nname = 'x'\n", "not toml [[["])
-def test_no_env_is_wanted_from_a_plugin_without_requirements(tmp_path: Path, pyproject: str):
-    root = fake_plugin(tmp_path / "p", "1.0.0", pyproject)
+@pytest.mark.parametrize("requirements", ["", "# only a comment\n", "tiktoken\norjson\n", "not a requirement [[["])
+def test_no_env_is_wanted_from_a_plugin_without_requirements(tmp_path: Path, requirements: str):
+    root = fake_plugin(tmp_path / "p", "1.0.0", requirements)
     assert plugin_env.wanted(str(root)) is None
     assert start_build(str(root)) is False
 
 
 def test_a_plugin_without_a_manifest_wants_nothing(tmp_path: Path):
-    (tmp_path / "pyproject.toml").write_text((REPO / "pyproject.toml").read_text())
+    (tmp_path / plugin_env.REQUIREMENTS).write_text((REPO / plugin_env.REQUIREMENTS).read_text())
     assert plugin_env.wanted(str(tmp_path)) is None
 
 
@@ -163,6 +166,12 @@ def test_the_built_env_is_ready_and_holds_the_requirements_but_not_xshare(built_
     assert probe.returncode == 0 and probe.stdout.strip() == "[1]", probe.stderr
     # the code runs from the plugin folder, so the env must not hold a second, stale copy of xshare
     assert subprocess.run([python, "-c", "import xshare"], capture_output=True, cwd=tmp_path).returncode == 1
+    # exactly the pinned versions and nothing else beside pip (no requests: xshare never downloads a vocabulary)
+    listed = subprocess.run([python, "-m", "pip", "list", "--format=json", "--disable-pip-version-check"],
+                            capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    installed = {item["name"].lower(): item["version"] for item in json.loads(listed.stdout)}
+    installed.pop("pip"), installed.pop("setuptools", None)
+    assert sorted(f"{name}=={version}" for name, version in installed.items()) == sorted(stamp["requirements"])
 
 
 def test_bin_xshare_switches_to_the_env_and_the_status_line_uses_it(built_data: Path, isolated_home: Path):

@@ -1,7 +1,6 @@
 """Where xshare keeps its own files: one directory the hook, the status line and the CLI all find
-without help from the plugin system. Stdlib only and import-light: the status line imports it."""
-
-from __future__ import annotations
+without help from the plugin system. Stdlib only and import-light: the status line imports it, and
+plugin_python imports it on whatever old python3 started a hook (no `from __future__ import annotations`)."""
 
 import os
 import re

@@ -22,6 +22,9 @@ from xshare.paths import hook_log
 from xshare.store import atomic_write, locked
 
 _PIP_FLAGS = ["--quiet", "--disable-pip-version-check", "--no-input", "--retries", "2", "--timeout", "30"]
+# exactly the pinned files: every one hash-checked, wheels only (an sdist's build step would run code whose
+# build dependencies pip does not hash-check), no dependency the file does not list
+PINNED = ["--require-hashes", "--no-deps", "--only-binary=:all:"]
 
 
 class BuildError(Exception):
@@ -36,6 +39,11 @@ def start_build(root: str | None = None) -> bool:
     want = plugin_env.wanted(root) if data else None
     if not data or not want or plugin_env.is_current(data, want) or plugin_env.failed_recently(data, want):
         return False
+    unwritable = writable_problem(data)
+    if unwritable:
+        plugin_env.log_once(f"xshare: the plugin environment cannot be built: {unwritable}; xshare keeps running with "
+                 f"{sys.executable} (characters / 4 without tiktoken)")
+        return False
     code = ("import sys; sys.path.insert(0, sys.argv[1]); from xshare.plugin_env_build import main; "
             "sys.exit(main(sys.argv[2:]))")
     detach = ({"creationflags": subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP}
@@ -44,6 +52,19 @@ def start_build(root: str | None = None) -> bool:
                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                      close_fds=True, **detach)
     return True
+
+
+def writable_problem(data: str) -> str | None:
+    """Why the data folder cannot hold a build (read-only, not a folder), or None. Tried, not judged by
+    the permission bits: root may write anyway, a read-only mount refuses even root."""
+    probe = Path(data) / f".xshare-write-test-{os.getpid()}"
+    try:
+        Path(data).mkdir(parents=True, exist_ok=True)
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as error:
+        return f"{data} is not writable ({error.strerror or error})"
+    return None
 
 
 def build(root: str, data: str) -> bool:
@@ -60,7 +81,7 @@ def build(root: str, data: str) -> bool:
         _remove_leftovers(folder)  # from a build that was killed; safe, we hold the lock
         temporary = folder / f"{plugin_env.ENV_NAME}.tmp-{os.getpid()}"
         try:
-            _make_env(temporary, want, folder / plugin_env.BUILD_LOG)
+            _make_env(temporary, root, want, folder / plugin_env.BUILD_LOG)
         except BuildError as error:
             shutil.rmtree(temporary, ignore_errors=True)
             _record_failure(folder, want, str(error))
@@ -70,21 +91,24 @@ def build(root: str, data: str) -> bool:
         return True
 
 
-def _make_env(target: Path, want: dict, log_path: Path) -> None:
+def _make_env(target: Path, root: str, want: dict, log_path: Path) -> None:
     deadline = time.monotonic() + plugin_env.BUILD_TIMEOUT
     with open(log_path, "w", encoding="utf-8") as log:
-        _run([sys.executable, "-m", "venv", str(target)], log, deadline, "could not create a virtual environment")
+        run_step([sys.executable, "-m", "venv", str(target)], log, deadline, "could not create a virtual environment")
         python = plugin_env.env_python(str(target))
-        _run([python, "-m", "pip", "install", *_PIP_FLAGS, *want["requirements"]], log, deadline,
+        requirements = os.path.join(root, plugin_env.REQUIREMENTS)
+        run_step([python, "-m", "pip", "install", *_PIP_FLAGS, *PINNED, "-r", requirements], log, deadline,
              "pip could not install " + " ".join(want["requirements"]))
     # written last: only a complete env has a stamp
     atomic_write(target / plugin_env.STAMP, json.dumps(want).encode())
 
 
-def _run(command: list[str], log, deadline: float, what: str) -> None:
+def run_step(command: list[str], log, deadline: float, what: str, extra_env: dict | None = None) -> None:
+    """Run one build step with its output in `log`; BuildError (one line) if it fails or overruns."""
     log.write(f"$ {' '.join(command)}\n")
     log.flush()
     env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONHOME")}
+    env.update(extra_env or {})
     try:
         done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
                               timeout=max(1.0, deadline - time.monotonic()), check=False)
