@@ -40,6 +40,7 @@ from xshare.ledger import SPREAD, Ledger, session_row
 from xshare.printable import safe_label
 from xshare.sources.agent_common import number, parse_json
 from xshare.sources.hermes_db import Unreadable, is_locked, open_database
+from xshare.sources.hermes_review import background_reviews
 from xshare.sources.hermes_text import is_summary, message_text, sent_text, tool_calls
 from xshare.sources.hermes_usage import add_unrecorded, read_auxiliary
 
@@ -219,6 +220,7 @@ def measure_session(
         tokenizer=tokenizer,
         parent=parent if isinstance(parent, str) and parent else None,
     )
+    row["unrecorded_reviews"] = reader.reviews  # estimated, not counted: Hermes records them nowhere
     return row
 
 
@@ -232,6 +234,7 @@ class _SessionReader:
         self.calls_by_id: dict[str, tuple[str, str]] = {}
         self.unanswered: list[tuple[str, str]] = []  # fallback-shape calls (no ids) still waiting for results
         self.copy = False  # the row being replayed is a compaction copy
+        self.reviews = 0
         self.model = session.get("model") if isinstance(session.get("model"), str) else None
 
     def replay(self, parent_rows: set[tuple] | None) -> None:
@@ -250,6 +253,7 @@ class _SessionReader:
             compact_at.add(start)
         calls = [index for index, row in enumerate(rows) if row["role"] == "assistant" and index not in copies]
         self._bill(len(calls))
+        self.reviews = background_reviews(rows, set(calls), copies)
         for index, row in enumerate(rows):
             self.copy = index in copies
             stamp = iso(row["timestamp"])
