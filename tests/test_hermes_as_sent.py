@@ -178,7 +178,7 @@ def test_the_report_and_the_session_say_reviews_are_not_counted(tmp_path: Path, 
     assert cli.main(["report", "--all", *env]) == 0
     out = capsys.readouterr().out
     assert "Billed calls no record holds (not in the figures above):" in out
-    assert "hermes/interactive: about 1 background memory/skill review Hermes ran" in out
+    assert "hermes/interactive: about 1 background memory/skill review Hermes started" in out
     assert cli.main(["report", "--all", "--json", *env]) == 0
     assert json.loads(capsys.readouterr().out)["groups"]["hermes/interactive"]["unrecorded_reviews"] == 1
     assert cli.main(["session", "long-turn", "--hermes-db", str(path)]) == 0

@@ -311,9 +311,9 @@ def _unrecorded_lines(groups: dict[str, dict]) -> list[str]:
 
 def review_note(reviews: int) -> str:
     """Hermes's background memory/skill reviews: calls that exist but no record holds (hermes_review.py)."""
-    return (f"about {reviews:,} background memory/skill review{'s' if reviews != 1 else ''} Hermes ran after "
-            "long turns, each re-sending the whole conversation; Hermes records neither their calls nor their "
-            "tokens, so they are not counted")
+    return (f"about {reviews:,} background memory/skill review{'s' if reviews != 1 else ''} Hermes started after "
+            "long turns, each re-sending the whole conversation (a one-shot `hermes chat -q` may exit first); "
+            "Hermes records neither their calls nor their tokens, so they are not counted")
 
 
 def _review_lines(groups: dict[str, dict]) -> list[str]:
