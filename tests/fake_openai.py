@@ -3,13 +3,16 @@
 It answers `POST /v1/chat/completions` from a scripted list of replies (text, or tool calls), streamed as
 server-sent events with a usage chunk when the request streams, as one JSON body otherwise. Every other
 path (Hermes probes /v1/models, /api/tags, /props, ...) gets a 404. A request without tools is Hermes's
-title-generation call: it is answered with a title and never consumes a scripted reply.
+title-generation call: it is answered with a title and never consumes a scripted reply; nor does a request
+whose user turn is Hermes's background-review prompt (kind 'review': it carries the parent's tools).
 
 What it bills is deterministic and derived from the request itself, so a test compares what xshare
 reports with what was billed without hard-coding a number: prompt tokens = request body bytes / 4
 (rounded up), of which half are "cached" on every main call after the first; completion tokens = reply
-bytes / 4 + 1. Every request and its bill is logged in `requests`. The server stops by itself after
-`lifetime` seconds or `max_requests` requests (then it answers 503), so a hung agent cannot keep it alive.
+bytes / 4 + 1. With a `wire` counter (tests/hermes_wire.py), prompt tokens are instead the request's exact
+o200k count, and its tokens by category are logged beside the bill. Every request and its bill is logged
+in `requests`. The server stops by itself after `lifetime` seconds or `max_requests` requests (then it
+answers 503), so a hung agent cannot keep it alive.
 """
 
 from __future__ import annotations
@@ -17,12 +20,15 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 MODEL = "fake-model"
 TITLE = "Reading the fixture file"
 DONE_TEXT = "Done."
+REVIEW_TEXT = "Nothing to save."
+REVIEW_PROMPTS = ("Review the conversation above",)  # agent/background_review.py's harness prompts
 
 
 @dataclass
@@ -40,8 +46,10 @@ def _tokens(size: int) -> int:
 class FakeOpenAI:
     """Start with `start()` (or as a context manager); `base_url` is what Hermes's config points at."""
 
-    def __init__(self, replies: list[Reply], lifetime: float = 300.0, max_requests: int = 100) -> None:
+    def __init__(self, replies: list[Reply], lifetime: float = 300.0, max_requests: int = 100,
+                 wire: Callable[[dict], dict[str, int]] | None = None) -> None:
         self.replies = list(replies)
+        self.wire = wire
         self.lifetime, self.max_requests = lifetime, max_requests
         self.requests: list[dict] = []  # every request: path, kind, and for completions the bill
         self.lock = threading.Lock()
@@ -86,7 +94,7 @@ class FakeOpenAI:
     # --- what was billed -------------------------------------------------------------------------
 
     def billed(self, kind: str | None = None) -> list[dict]:
-        """The completions billed, in order; kind 'main' (the agent loop) or 'title'."""
+        """The completions billed, in order; kind 'main' (the agent loop), 'title' or 'review'."""
         with self.lock:
             return [dict(entry) for entry in self.requests
                     if "prompt_tokens" in entry and (kind is None or entry["kind"] == kind)]
@@ -105,13 +113,18 @@ class FakeOpenAI:
     def answer(self, entry: dict, body: dict, size: int) -> tuple[str, Reply, dict]:
         """The kind of call, its reply and its usage; the bill goes into the request's log entry."""
         kind = "main" if body.get("tools") else "title"
+        if kind == "main" and _is_review(body):
+            kind = "review"
+        counted = self.wire(body) if self.wire else None
         with self.lock:
             if kind == "title":
                 reply = Reply(text=TITLE)
+            elif kind == "review":
+                reply = Reply(text=REVIEW_TEXT)
             else:
                 reply = self.replies.pop(0) if self.replies else Reply(text=DONE_TEXT)
                 self.main_calls += 1
-            prompt = _tokens(size)
+            prompt = sum(counted.values()) if counted is not None else _tokens(size)
             cached = prompt // 2 if kind == "main" and self.main_calls > 1 else 0
             spoken = reply.text + "".join(name + json.dumps(args) for name, args in reply.tool_calls)
             usage = {"prompt_tokens": prompt, "completion_tokens": _tokens(len(spoken.encode())) + 1,
@@ -120,6 +133,8 @@ class FakeOpenAI:
             entry.update(kind=kind, prompt_tokens=prompt, cached_tokens=cached,
                                      completion_tokens=usage["completion_tokens"],
                                      stream=bool(body.get("stream")), messages=len(body.get("messages") or []))
+            if counted is not None:
+                entry["wire"], entry["body"] = counted, body  # the body: to see what differs when a check fails
         return kind, reply, usage
 
     def log(self, method: str, path: str) -> dict | None:
@@ -129,6 +144,12 @@ class FakeOpenAI:
             self.requests.append(entry)
             entry["number"] = len(self.requests)
             return entry if len(self.requests) <= self.max_requests else None
+
+
+def _is_review(body: dict) -> bool:
+    users = [message for message in body.get("messages") or [] if message.get("role") == "user"]
+    last = users[-1].get("content") if users else None
+    return isinstance(last, str) and last.lstrip().startswith(REVIEW_PROMPTS)
 
 
 def _tool_calls(reply: Reply, number: int) -> list[dict]:

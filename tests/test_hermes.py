@@ -47,6 +47,12 @@ def files(folder: Path) -> dict[str, bytes]:
 
 
 def args(name: str, arguments: dict) -> str:
+    """A live-shape call as Hermes sends it: its arguments re-serialised compactly, keys sorted."""
+    return f"{name} {json.dumps(arguments, separators=(',', ':'), sort_keys=True)}"
+
+
+def stored_args(name: str, arguments: dict) -> str:
+    """A fallback-shape call: Hermes sends its arguments as stored."""
     return f"{name} {json.dumps(arguments)}"
 
 
@@ -110,7 +116,7 @@ def test_tool_names_from_tool_calls_and_categories(tmp_path: Path) -> None:
     search = args("search_files", {"pattern": "def main"})
     git = args("terminal", {"command": "git log --oneline -3"})
     pytest_call = args("terminal", {"command": "pytest -q"})
-    patch = args("patch", {"path": "main.py", "old_string": "a", "new_string": "b"})
+    patch = stored_args("patch", {"path": "main.py", "old_string": "a", "new_string": "b"})
     # NULL tool_name: the name (and the command) come from the assistant row's tool_calls by id
     assert first["exploration"] == len(search) + len(json.dumps({"matches": ["main.py:1"]})) + len(git) + len(
         terminal_result("abc first"))
@@ -166,16 +172,20 @@ def _exploration_session(db: HermesDb, sid: str, result: str, prompt: int, **ses
     return args("read_file", {"path": "big.py"})
 
 
-def test_billing_cap_is_the_session_mean(tmp_path: Path) -> None:
+def test_no_call_is_capped_by_the_session_mean(tmp_path: Path) -> None:
     db = HermesDb(tmp_path / "state.db", 22)
     big = "y" * 5000
-    arguments = _exploration_session(db, "capped", big, prompt=2000)  # 1,000 per call: the result cannot fit
+    arguments = _exploration_session(db, "small-bill", big, prompt=2000)  # 1,000 per call, 5,000 carried
     _exploration_session(db, "roomy", big, prompt=20000)  # 10,000 per call: it fits
     rows, _ = measure(db.close())
-    assert rows["capped"]["billed_tokens"]["exploration"] == 0
-    assert rows["capped"]["context_tokens"] == 2000
-    assert rows["roomy"]["billed_tokens"]["exploration"] == len(arguments) + 5000
-    assert rows["roomy"]["first_time_tokens"]["exploration"] == len(arguments) + 5000
+    # Hermes trims only by compaction: the read stays, and the calibration says the bill is short of it
+    carried = len(arguments) + 5000
+    assert rows["small-bill"]["billed_tokens"]["exploration"] == carried
+    assert rows["small-bill"]["recorded_over_billed"] > 1
+    assert rows["small-bill"]["billed_tokens"]["overhead"] == 0
+    assert rows["roomy"]["billed_tokens"]["exploration"] == carried
+    assert rows["roomy"]["first_time_tokens"]["exploration"] == carried
+    assert rows["roomy"]["recorded_over_billed"] == 1.0
 
 
 def _in_place(db: HermesDb, sid: str, tail_stamp: float | None, api_calls: int | None,

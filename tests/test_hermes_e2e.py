@@ -111,10 +111,26 @@ def stored(database: Path) -> tuple[list[dict], list[dict]]:
     return sessions, usage
 
 
+def wait_for_title(host: Host, timeout: float = 30) -> int:
+    """Hermes generates the title on a background thread after the turn, and a one-shot process may end
+    before it lands: wait until state.db records the title call the server answered, or the time is up.
+    Returns the title calls state.db records (the certain figure)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        recorded = sum(row["api_call_count"] for row in stored(host.database)[1] if row["task"] == "title_generation")
+        if (recorded and recorded >= host.fake.totals("title")["calls"]) or time.monotonic() > deadline:
+            return recorded
+        time.sleep(0.5)
+
+
 def check_against_the_bill(host: Host, session_id: str, source: str) -> dict:
     """state.db, `xshare report`, `xshare session` against the server's log; returns the report's row."""
+    recorded_titles = wait_for_title(host)
     main, title = host.fake.totals("main"), host.fake.totals("title")
-    assert main["calls"] == 3 and title["calls"] == 1, host.fake.requests
+    assert main["calls"] == 3 and title["calls"] <= 1, host.fake.requests
+    assert recorded_titles <= title["calls"]  # never a title state.db has and the server never billed
+    if not recorded_titles:  # the process ended before its title landed: only the main loop is certain
+        title = {"calls": 0, "prompt_tokens": 0}
     sessions, usage = stored(host.database)
     assert [row["id"] for row in sessions] == [session_id]
     session = sessions[0]
@@ -126,7 +142,7 @@ def check_against_the_bill(host: Host, session_id: str, source: str) -> dict:
         main["completion_tokens"]
     assert session["api_call_count"] == main["calls"]
     titles = [row for row in usage if row["task"] == "title_generation"]
-    assert len(titles) == 1 and titles[0]["input_tokens"] == title["prompt_tokens"]
+    assert len(titles) == title["calls"] and sum(row["input_tokens"] for row in titles) == title["prompt_tokens"]
 
     rows_file = host.xshare_home.parent / f"rows-{session_id}.jsonl"
     report = json.loads(host.xshare("report", "--hermes-db", str(host.database), "--all", "--json",
@@ -135,11 +151,11 @@ def check_against_the_bill(host: Host, session_id: str, source: str) -> dict:
     group = report["groups"]["hermes/interactive"]
     assert group["api_calls"] == main["calls"] + title["calls"]
     assert group["prompt_tokens_billed"] == main["prompt_tokens"] + title["prompt_tokens"]
-    assert group["unrecorded_calls"] == 1 and group["unrecorded_prompt_tokens"] == title["prompt_tokens"]
+    assert group["unrecorded_calls"] == title["calls"] and group["unrecorded_prompt_tokens"] == title["prompt_tokens"]
     assert group["billed_tokens"]["exploration"] > 0  # the read_file and the `cat`
     (row,) = [json.loads(line) for line in rows_file.read_text().splitlines()]
     assert row.pop("machine")  # the rows file's anonymous machine id, not part of a session's row
-    assert row["unrecorded_tasks"] == {"title_generation": 1}
+    assert row["unrecorded_tasks"] == ({"title_generation": 1} if title["calls"] else {})
     alone = json.loads(host.xshare("session", session_id, "--hermes-db", str(host.database), "--json").stdout)
     assert alone == row
     return row

@@ -243,6 +243,10 @@ def describe(row: dict | None, live: dict | None, session_id: str) -> str:
         tasks = ", ".join(f"{task} {count:,}" for task, count in (row.get("unrecorded_tasks") or {}).items())
         lines.append(f"  Billed calls state.db's messages do not show: {row['unrecorded_calls']:,} ({tasks}), "
                      f"{row['unrecorded_prompt_tokens']:,} prompt tokens (counted above as overhead)")
+    if row.get("unrecorded_reviews"):
+        from xshare.report import review_note
+
+        lines.append(f"  Not counted: {review_note(row['unrecorded_reviews'])}")
     if live:
         lines.append(f"  Seen live by the plugin: {live['calls']:,} main-loop calls, "
                      f"{live['prompt_tokens']:,} prompt tokens")

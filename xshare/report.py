@@ -178,6 +178,8 @@ def summarize(rows: list[dict]) -> dict[str, dict]:
             "unrecorded_calls": sum(row.get("unrecorded_calls", 0) for row in group),
             "unrecorded_prompt_tokens": sum(row.get("unrecorded_prompt_tokens", 0) for row in group),
             "unrecorded_tasks": _summed_tasks(group),
+            # Hermes's background reviews: billed, recorded nowhere, so estimated and not counted above
+            "unrecorded_reviews": sum(row.get("unrecorded_reviews", 0) for row in group),
             # sessions whose agent recorded no token usage (Codex before 0.3x): counted, share unknown
             "usage_unknown_sessions": sum(1 for row in group if row.get("usage_unknown")),
             "context_tokens": context,
@@ -269,6 +271,7 @@ class Report:
         ]
         lines += readings or ["  no interactive sessions in the window"]
         lines += _unrecorded_lines(self.groups)
+        lines += _review_lines(self.groups)
         lines += _unknown_usage_lines(self.groups)
         note = f" ({self.tokenizer_note})" if self.tokenizer_note else ""
         lines += ["", f"Tokenizer: {self.tokenizer}{note}", "", *COLUMN_NOTES]
@@ -321,6 +324,19 @@ def _unrecorded_lines(groups: dict[str, dict]) -> list[str]:
             "", *notes] if notes else []
 
 
+def review_note(reviews: int) -> str:
+    """Hermes's background memory/skill reviews: calls that exist but no record holds (hermes_review.py)."""
+    return (f"about {reviews:,} background memory/skill review{'s' if reviews != 1 else ''} Hermes started after "
+            "long turns, each re-sending the whole conversation (a one-shot `hermes chat -q` may exit first); "
+            "Hermes records neither their calls nor their tokens, so they are not counted")
+
+
+def _review_lines(groups: dict[str, dict]) -> list[str]:
+    notes = [f"  {printable(key)}: {review_note(count)}"
+             for key, group in groups.items() if (count := group.get("unrecorded_reviews"))]
+    return ["", "Billed calls no record holds (not in the figures above):", "", *notes] if notes else []
+
+
 def _unknown_usage_lines(groups: dict[str, dict]) -> list[str]:
     notes = [f"  {key}: {count:,} session{' records' if count == 1 else 's record'} no token usage (an agent "
              "version that wrote none): counted, their share unknown"
@@ -368,6 +384,8 @@ def session_summary(row: dict) -> str:
         f"API calls: {row['api_calls']:,}   Prompt tokens billed: {row['prompt_tokens_billed']:,}   "
         f"Recorded / billed: {_pct(row['recorded_over_billed'])}",
         *([f"These figures include {_row_unrecorded(row)}"] if row.get("unrecorded_prompt_tokens") else []),
+        *([f"Not in these figures: {review_note(row['unrecorded_reviews'])}"] if row.get("unrecorded_reviews")
+          else []),
         f"Exploration: {_pct(row['exploration_share_of_context'])} of the recorded context, "
         f"{_pct(row['exploration_share_of_prompt'])} of the billed prompt",
         f"Re-sent reads (files re-sent after a compaction, not in the exploration share): "

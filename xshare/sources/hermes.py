@@ -5,9 +5,13 @@ clocks regress and compaction copies keep old timestamps), columns are found by 
 table_info because upgraded databases hold them in another order than fresh ones, and a column a version
 lacks takes Hermes's own default (`active` 1, `compacted` 0).
 
-Hermes bills per session, so every API call (assistant row) gets the session's mean prompt as its bill and
-its cap, and whatever the bill exceeds the recorded context by is overhead spread over the calls (spec,
-pass 2). Rows with compacted = 1 or active = 0 stay present until the next summary row drops them.
+Hermes bills per session, so every API call (assistant row) gets an even share of the session's prompt
+as its bill, and whatever the bill exceeds the recorded context by is overhead spread over the calls (spec,
+pass 2). No call is capped: Hermes drops messages only by compaction, which the summary rows show, and a
+growing session's late calls carry more than the mean, so a mean as cap would drop messages Hermes still
+sent. Where the recorded context exceeds the bill (another tokenizer, a bill Hermes lost), the
+calibration (recorded / billed) says so, above 100%, rather than a cap hiding it. Rows with compacted = 1
+or active = 0 stay present until the next summary row drops them.
 
 Compaction copies. Both compaction layouts write the compressed list as new rows: a protected head, the
 summary, then the protected tail (in place: into the same session after archiving the old rows; rotation:
@@ -37,8 +41,9 @@ from xshare.printable import safe_label
 from xshare.sources import same_file
 from xshare.sources.agent_common import number, parse_json
 from xshare.sources.hermes_db import Unreadable, is_locked, open_database
+from xshare.sources.hermes_review import background_reviews
+from xshare.sources.hermes_text import is_summary, message_text, sent_text, tool_calls
 from xshare.sources.hermes_usage import add_unrecorded, read_auxiliary
-from xshare.store import dumps
 from xshare.timestamps import epoch_seconds, refused, stamp
 
 AGENT = "hermes"
@@ -46,13 +51,9 @@ AGENT = "hermes"
 INTERACTIVE = frozenset({"cli", "tui", "desktop", "local", "telegram"})
 AUTOMATED = frozenset({"cron", "oneshot", "a2a", "api_server"})
 SUBAGENT, BENCHMARK = "subagent", "tool"
-JSON_PREFIX = "\x00json:"
-# every current and frozen summary prefix starts with one of these (agent/context_compressor.py)
-SUMMARY_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:")
-MERGED_SUMMARY_DELIMITER = "[END OF PRIOR CONTEXT — COMPACTION SUMMARY BELOW]"
 LOCK_RETRIES = 2  # with hermes_db.BUSY_TIMEOUT_MS: about 2 s in all before a locked database is reported
 LOCKED = "is locked by another program"  # the problem's words, which `xshare html` looks for
-NO_CAP = sys.maxsize  # a session without token counts has no bill to cap its context by
+NO_CAP = sys.maxsize  # no call of a Hermes session is capped (the module docstring says why)
 NO_CALLS = "Hermes sessions billed for prompt tokens but with no assistant row (billed as overhead)"
 
 _SESSION_COLUMNS = (
@@ -94,58 +95,6 @@ def _select(available: set[str], wanted: tuple[str, ...]) -> str:
             default = _DEFAULTS.get(name)
             parts.append(f'{"NULL" if default is None else default} AS "{name}"')
     return ", ".join(parts)
-
-
-# --- message text and tool calls ----------------------------------------------------------------------
-
-
-def message_text(value: object) -> str:
-    """What the model saw of a content cell: text as stored, or the text parts of a multimodal list."""
-    if value is None:
-        return ""
-    if isinstance(value, bytes):
-        value = value.decode("utf-8", "replace")
-    text = str(value)
-    if not text.startswith(JSON_PREFIX):
-        return text
-    parts = parse_json(text[len(JSON_PREFIX):])
-    if isinstance(parts, str):
-        return parts
-    found = []
-    for part in parts if isinstance(parts, list) else ():
-        if isinstance(part, str):
-            found.append(part)
-        elif isinstance(part, dict) and isinstance(part.get("text"), str):
-            found.append(part["text"])  # images and audio are not text
-    return "\n".join(found)
-
-
-def tool_calls(value: object) -> list[tuple[list[str], str, str]]:
-    """(ids, name, arguments) of an assistant row's calls, in either stored shape:
-    [{"id", "call_id", "function": {"name", "arguments"}}] (live) or [{"name", "arguments"}] (fallback)."""
-    parsed = parse_json(value)
-    if isinstance(parsed, dict):
-        parsed = [parsed]
-    calls = []
-    for call in parsed if isinstance(parsed, list) else ():
-        if not isinstance(call, dict):
-            continue
-        function = call.get("function") if isinstance(call.get("function"), dict) else call
-        name = function.get("name") if isinstance(function.get("name"), str) else ""
-        arguments = function.get("arguments")
-        if arguments is not None and not isinstance(arguments, str):
-            arguments = dumps(arguments).decode()
-        ids = [call[key] for key in ("id", "call_id") if isinstance(call.get(key), str) and call[key]]
-        calls.append((ids, name, arguments or ""))
-    return calls
-
-
-def is_summary(text: str) -> bool:
-    """Hermes's own test (_is_context_summary_content), for databases without `_compressed_summary`."""
-    text = text.lstrip()
-    if MERGED_SUMMARY_DELIMITER in text:
-        text = text.split(MERGED_SUMMARY_DELIMITER, 1)[1].lstrip()
-    return text.startswith(SUMMARY_PREFIXES)
 
 
 def iso(timestamp: object) -> str | None:
@@ -248,7 +197,7 @@ def measure_session(
         ledgers[str(session["id"])] = reader.ledger
     reader.replay(parent_rows)
     parent = session.get("parent_session_id")
-    return session_row(
+    row = session_row(
         reader.ledger,
         session_id=str(session["id"]),
         agent=AGENT,
@@ -256,6 +205,8 @@ def measure_session(
         tokenizer=tokenizer,
         parent=parent if isinstance(parent, str) and parent else None,
     )
+    row["unrecorded_reviews"] = reader.reviews  # estimated, not counted: Hermes records them nowhere
+    return row
 
 
 class _SessionReader:
@@ -268,6 +219,7 @@ class _SessionReader:
         self.calls_by_id: dict[str, tuple[str, str]] = {}
         self.unanswered: list[tuple[str, str]] = []  # fallback-shape calls (no ids) still waiting for results
         self.copy = False  # the row being replayed is a compaction copy
+        self.reviews = 0
         self.model = session.get("model") if isinstance(session.get("model"), str) else None
 
     def replay(self, parent_rows: set[tuple] | None) -> None:
@@ -286,6 +238,7 @@ class _SessionReader:
             compact_at.add(start)
         calls = [index for index, row in enumerate(rows) if row["role"] == "assistant" and index not in copies]
         self._bill(len(calls))
+        self.reviews = background_reviews(rows, set(calls), copies)
         for index, row in enumerate(rows):
             self.copy = index in copies
             stamp = self._seen(row["timestamp"])
@@ -304,12 +257,12 @@ class _SessionReader:
             row["summary"] = bool(row.get("_compressed_summary")) if flagged else is_summary(row["text"])
             if row["role"] == "assistant":
                 row["calls"] = tool_calls(row["tool_calls"])
-                for ids, name, arguments in row["calls"]:
+                for ids, name, arguments, _ in row["calls"]:
                     for call_id in ids:
                         self.calls_by_id[call_id] = (name, arguments)
 
     def _bill(self, calls: int) -> None:
-        """Hermes bills per session: every call gets an even share of it, as its bill and as its cap."""
+        """Hermes bills per session: every call gets an even share of it as its bill (never as a cap)."""
         session = self.session
         self.prompt = sum(number(session.get(name)) for name in ("input_tokens", "cache_read_tokens",
                                                                    "cache_write_tokens"))
@@ -321,7 +274,7 @@ class _SessionReader:
         }
         self.call_number = 0
         if calls and not self.prompt:
-            self.problems["Hermes sessions with API calls but no token counts (no billing cap applied)"] += 1
+            self.problems["Hermes sessions with API calls but no token counts (share of the bill unknown)"] += 1
         if self.prompt and not calls:
             # the bill is real even when its messages are gone: all of it is context nobody recorded
             self.problems[NO_CALLS] += 1
@@ -345,22 +298,24 @@ class _SessionReader:
                 at = self.call_number
                 usage = {field: parts[at] for field, parts in self.usage_parts.items()}
                 bill = self.bills[at]
-                self.ledger.call(bill, cap=bill if self.prompt else NO_CAP, usage=usage, model=self.model, time=stamp)
+                self.ledger.call(bill, cap=NO_CAP, usage=usage, model=self.model, time=stamp)
                 self.call_number += 1
             self._add("conversation", _seen_text(row), compactable)
-            self.unanswered = [(name, arguments) for ids, name, arguments in row["calls"] if not ids]
-            for ids, name, arguments in row["calls"]:
-                self._add(classify_tool(name, arguments), f"{name} {arguments}".strip(), compactable,
+            self.unanswered = [(name, arguments) for ids, name, arguments, _ in row["calls"] if not ids]
+            for ids, name, arguments, sent in row["calls"]:
+                # the stored arguments decide the category; what Hermes re-serialised is what was sent
+                self._add(classify_tool(name, arguments), f"{name} {sent}".strip(), compactable,
                           ids[0] if ids else None)
         elif role == "tool":
             self._tool_result(row, compactable)
         elif role == "user":
             api = message_text(row["api_content"]) if row["api_content"] is not None else ""
             if api and row["text"] and api.startswith(row["text"]) and len(api) > len(row["text"]):
-                self._add("conversation", row["text"], compactable)
-                self._add("neuralmind", api[len(row["text"]):], compactable)  # the block the plugin appended
+                # the block the plugin appended; the whole is sent stripped, so each end loses its blanks
+                self._add("conversation", row["text"].lstrip(), compactable)
+                self._add("neuralmind", api[len(row["text"]):].rstrip(), compactable)
             else:
-                self._add("conversation", api or row["text"], compactable)
+                self._add("conversation", sent_text(row["api_content"] if api else row["content"]), compactable)
         elif role == "system":
             self._add("injected", _seen_text(row), compactable)
         # other roles (session_meta, ...) are bookkeeping, never sent to the model
@@ -398,8 +353,8 @@ class _SessionReader:
 
 
 def _seen_text(row: dict) -> str:
-    """api_content (the exact text sent) when the row has one, else its content."""
-    return message_text(row["api_content"]) if row["api_content"] is not None else row["text"]
+    """api_content (the exact text sent) when the row has one, else its content; as Hermes sends it."""
+    return sent_text(row["api_content"] if row["api_content"] is not None else row["content"])
 
 
 # --- a whole database ---------------------------------------------------------------------------
