@@ -26,6 +26,8 @@ _COUNT_FIELDS = ("prompt_tokens_billed", "context_tokens", "unrecorded_prompt_to
 # what a report reads of every row without asking whether it is there
 _REQUIRED = ("api_calls", "prompt_tokens_billed", "context_tokens", "exploration_share_of_context")
 _SHARES = ("exploration_share_of_context",)
+NOT_A_ROW = "not a JSON object"
+NO_SESSION = "no session id or agent"
 
 
 def count(value: object, limit: int = MAX_TOKENS) -> int | None:
@@ -57,44 +59,50 @@ def session_counts(values: Iterable[object], calls: int) -> list[int] | None:
 
 
 def row_problem(row: object) -> str | None:
-    """Why a session row (a rows file's line, a history line) cannot be summed, or None when it can."""
+    """Why a session row (a rows file's line, a history line) cannot be summed, or None when it can.
+    xshare writes every figure of a row, so here null is no count: a report would sum it."""
     if not isinstance(row, dict):
-        return "not a JSON object"
+        return NOT_A_ROW
     if not isinstance(row.get("id"), str) or not isinstance(row.get("agent"), str):
-        return "no session id or agent"
+        return NO_SESSION
     if any(not isinstance(row.get(name), (str, type(None))) for name in _TEXT_FIELDS):
         return "a name or time that is not text"
     if any(name not in row for name in _REQUIRED):
         return "a figure missing"
-    calls = count(row["api_calls"], MAX_CALLS)
+    calls = _figure(row["api_calls"], MAX_CALLS)
     if calls is None:
         return "an impossible call count"
     limit = MAX_TOKENS * (calls + 1)
-    if any(count(row.get(name), limit) is None for name in _COUNT_FIELDS):
+    if any(_figure(row.get(name, 0), limit) is None for name in _COUNT_FIELDS):
         return "an impossible token count"
     for name in ("billed_tokens", "first_time_tokens"):
         figures = row.get(name)
-        if not isinstance(figures, dict) or any(count(figures.get(category, -1), limit) is None
+        if not isinstance(figures, dict) or any(_figure(figures.get(category), limit) is None
                                                 for category in CATEGORIES):
             return f"missing or impossible {name}"
     if not _counts_or_absent(row.get("usage"), limit) or not _counts_or_absent(row.get("unrecorded_tasks"),
                                                                              MAX_CALLS):
         return "impossible usage"
-    if sum(row["billed_tokens"][category] for category in CATEGORIES) > (row.get("context_tokens") or 0):
+    if sum(row["billed_tokens"][category] for category in CATEGORIES) > row["context_tokens"]:
         return "category tokens exceeding the context"
-    if count(row.get("unrecorded_calls"), calls) is None or (row.get("unrecorded_prompt_tokens") or 0) > (
-            row.get("prompt_tokens_billed") or 0):
+    if _figure(row.get("unrecorded_calls", 0), calls) is None or (
+            row.get("unrecorded_prompt_tokens", 0) > row["prompt_tokens_billed"]):
         return "more unrecorded calls or tokens than the session's"
     if any(not _share(row.get(name)) for name in _SHARES):
         return "an impossible share"
     return None
 
 
+def _figure(value: object, limit: int) -> int | None:
+    """A row's count: as `count`, but null is refused (a report would sum it)."""
+    return None if value is None else count(value, limit)
+
+
 def _counts_or_absent(figures: object, limit: int) -> bool:
     """Absent, or an object of counts (usage by field, auxiliary calls by task)."""
     if figures is None:
         return True
-    return isinstance(figures, dict) and all(count(value, limit) is not None for value in figures.values())
+    return isinstance(figures, dict) and all(_figure(value, limit) is not None for value in figures.values())
 
 
 def _share(value: object) -> bool:
