@@ -127,24 +127,75 @@ class Rollup:
 def read_rows_files(paths: list[Path], place: Callable[[dict], str]) -> Rollup:
     """Stream the files' rows into a Rollup; `place(row)` is the window's ('in' counts). A session given
     more than once (the same machine's file collected on two nights) counts once, in its newest version
-    (see `_rank`), whatever the order of the files and lines. Two passes: the first finds each session's
-    newest version, the second sums it, so no row is held in memory."""
-    rollup, newest, stamps = Rollup(), {}, []
+    (see `_rank`), whatever the order of the files and lines. Two passes, so no row is held in memory:
+    the first checks every row and finds where each session's newest version is, the second sums those."""
+    rollup, newest, stamps, plausible = Rollup(), {}, [], 0
     for path in paths:
-        stamp = _read(path, lambda row, identity, rank: _keep_newest(newest, identity, rank), rollup)
+        stamp, found = _scan(path, len(stamps), newest, rollup)
         if stamp is not None:
             rollup.files += 1
+            plausible += found
             stamps.append((path, stamp))  # a file named twice is read twice: its rows are then duplicates
-    for path, stamp in stamps:
-        if _read(path, lambda row, identity, rank: _take(rollup, newest, row, identity, rank, place)) != stamp:
+    rollup.duplicates = plausible - len(newest)
+    wanted: dict[int, set[int]] = {}
+    while newest:  # emptied as it goes: the ranks' big numbers are freed before the line numbers pile up
+        value = newest.popitem()[1]
+        wanted.setdefault(value >> _LINE_BITS & _FILE_MASK, set()).add(value & _LINE_MASK)
+    for index, (path, stamp) in enumerate(stamps):
+        if _sum(path, wanted.get(index, set()), rollup, place) != stamp:
             print(f"xshare: rows file {path} changed while it was read; some of its sessions may be missing",
                   file=sys.stderr)
     return rollup
 
 
-def _keep_newest(newest: dict[int, int], identity: int, rank: int) -> None:
-    if rank > newest.get(identity, -1):
-        newest[identity] = rank
+_LINE_BITS, _FILE_BITS = 40, 24  # where a row is: its file's index and its line's, under its rank
+_LINE_MASK, _FILE_MASK = (1 << _LINE_BITS) - 1, (1 << _FILE_BITS) - 1
+
+
+def _scan(path: Path, index: int, newest: dict[int, int], rollup: Rollup) -> tuple[tuple | None, int]:
+    """The first pass over one file: count what is refused, keep each session's newest version (its rank
+    and place) in `newest`. Returns the file's stamp (None: it cannot be read) and its plausible rows."""
+    try:
+        handle = open_regular(path)
+    except OSError as error:
+        print(f"xshare: rows file {path} could not be read ({error.strerror or error})", file=sys.stderr)
+        return None, 0
+    found = 0
+    with handle:
+        for number, line in enumerate(_lines(handle)):
+            row = _row(line)
+            problem = row_problem(row) if row is not None else NOT_A_ROW
+            if problem in (NOT_A_ROW, NO_SESSION):
+                rollup.bad_lines += 1
+            elif problem is not None:
+                rollup.impossible[problem] += 1
+            else:
+                found += 1
+                identity = hash((row.get("machine"), row["agent"], row["id"]))
+                value = (_rank(row, line) << _FILE_BITS | index) << _LINE_BITS | number
+                if value > newest.get(identity, -1):
+                    newest[identity] = value
+        return _stamp(handle), found
+
+
+def _sum(path: Path, wanted: set[int], rollup: Rollup, place: Callable[[dict], str]) -> tuple | None:
+    """The second pass: sum the rows on the `wanted` lines. Returns the file's stamp, None if unreadable."""
+    try:
+        handle = open_regular(path)
+    except OSError:
+        return None
+    with handle:
+        for number, line in enumerate(_lines(handle)):
+            if number in wanted:
+                row = _row(line)
+                if row is not None and row_problem(row) is None:  # the same line as in the first pass
+                    _take(rollup, row, place)
+        return _stamp(handle)
+
+
+def _stamp(handle: BinaryIO) -> tuple:
+    found = os.fstat(handle.fileno())
+    return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns
 
 
 def _rank(row: dict, line: bytes) -> int:
@@ -155,29 +206,6 @@ def _rank(row: dict, line: bytes) -> int:
     activity = int(moment.timestamp() * 1000) + (1 << 48) if moment else 0  # ms, shifted past year 1
     digest = int.from_bytes(hashlib.sha256(line).digest()[:8], "little")
     return (((activity << 24 | row["api_calls"]) << 52 | row["prompt_tokens_billed"]) << 64) | digest
-
-
-def _read(path: Path, use: Callable[[dict, int, int], None], rollup: Rollup | None = None) -> tuple | None:
-    """Hand each plausible row of one file to `use(row, identity, rank)`; with `rollup`, count what is
-    refused. Returns the file's stamp (device, inode, size, mtime), or None when it cannot be read."""
-    try:
-        handle = open_regular(path)
-    except OSError as error:
-        if rollup is not None:
-            print(f"xshare: rows file {path} could not be read ({error.strerror or error})", file=sys.stderr)
-        return None
-    with handle:
-        found = os.fstat(handle.fileno())
-        for line in _lines(handle):
-            row = _row(line)
-            problem = row_problem(row) if row is not None else NOT_A_ROW
-            if problem is None:
-                use(row, hash((row.get("machine"), row["agent"], row["id"])), _rank(row, line))
-            elif rollup is not None and problem in (NOT_A_ROW, NO_SESSION):
-                rollup.bad_lines += 1
-            elif rollup is not None:
-                rollup.impossible[problem] += 1
-    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
 
 
 def _lines(handle: BinaryIO) -> Iterator[bytes]:
@@ -203,12 +231,7 @@ def _row(line: bytes) -> dict | None:
     return row if isinstance(row, dict) else None
 
 
-def _take(rollup: Rollup, newest: dict[int, int], row: dict, identity: int, rank: int,
-          place: Callable[[dict], str]) -> None:
-    if newest.get(identity) != rank:
-        rollup.duplicates += 1  # an older version, or the same row given again
-        return
-    del newest[identity]
+def _take(rollup: Rollup, row: dict, place: Callable[[dict], str]) -> None:
     if place(row) != "in":
         rollup.outside_window += 1
         return
