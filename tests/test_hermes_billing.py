@@ -70,17 +70,19 @@ def test_auxiliary_rows_with_bad_values_and_other_sessions(tmp_path: Path) -> No
     con = sqlite3.connect(path)  # rows Hermes would never write
     insert = ("INSERT INTO session_model_usage (session_id, model, task, api_call_count, input_tokens, "
               "cache_read_tokens, cache_write_tokens, output_tokens) VALUES (?, 'aux/model', ?, ?, ?, 0, 0, ?)")
-    con.execute(insert, ("s1", "vision", -1, -5, 0))  # negative counts count as nothing
-    con.execute(insert, ("s1", "web_extract", 1, "n/a", "n/a"))  # text where a count belongs
+    con.execute(insert, ("s1", "vision", -1, -5, 0))  # negative counts: impossible, the row is skipped
+    con.execute(insert, ("s1", "web_extract", 1, "n/a", "n/a"))  # text where a count belongs: skipped too
+    con.execute(insert, ("s1", "compression", 1, 300, 7))  # a real one beside them still counts
     con.execute(insert, ("gone", "title_generation", 1, 400, 12))  # a pruned session's usage: no row to add it to
     con.commit()
     con.close()
     rows, problems = measure_hermes([path], len, "chars")
-    assert [row["id"] for row in rows] == ["s1"] and not problems
+    assert [row["id"] for row in rows] == ["s1"]
+    assert problems == {"Hermes auxiliary usage rows with impossible counts skipped": 2}
     row = rows[0]
-    assert row["unrecorded_calls"] == 1 and row["unrecorded_prompt_tokens"] == 0
-    assert row["unrecorded_tasks"] == {"vision": 0, "web_extract": 1}
-    assert row["prompt_tokens_billed"] == sum(MAIN[:3])
+    assert row["unrecorded_calls"] == 1 and row["unrecorded_prompt_tokens"] == 300
+    assert row["unrecorded_tasks"] == {"compression": 1}
+    assert row["prompt_tokens_billed"] == sum(MAIN[:3]) + 300
 
 
 @pytest.mark.parametrize("version", [6, 20])

@@ -11,6 +11,11 @@ import pytest
 from xshare import history, live
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
+from xshare.ledger import CATEGORIES
+
+# what every session row holds for a report to sum (a history line without them is refused)
+FIGURES = {"prompt_tokens_billed": 0, "context_tokens": 0, "exploration_share_of_context": None,
+           "billed_tokens": dict.fromkeys(CATEGORIES, 0), "first_time_tokens": dict.fromkeys(CATEGORIES, 0)}
 
 
 @pytest.fixture
@@ -95,7 +100,7 @@ def test_history_holds_no_text_or_paths(capsys, demo_root: Path):
 
 
 def test_the_last_line_wins_and_a_torn_line_is_skipped(tmp_path: Path):
-    base = {"id": "s1", "agent": "claude-code", "tokenizer": "o200k_base", "method": 5}
+    base = {"id": "s1", "agent": "claude-code", "tokenizer": "o200k_base", "method": 5, **FIGURES}
     history.remember([{**base, "api_calls": 1, "last_activity": "2026-11-01T10:00:00Z"},
                       {**base, "api_calls": 3, "last_activity": "2026-11-01T11:00:00Z"},
                       {**base, "api_calls": 2, "last_activity": "2026-11-01T10:30:00Z"}])  # a stale live state
@@ -109,7 +114,7 @@ def test_the_last_line_wins_and_a_torn_line_is_skipped(tmp_path: Path):
 
 
 def test_a_long_history_is_compacted(tmp_path: Path):
-    rows = [{"id": f"s{index % 10}", "agent": "claude-code", "tokenizer": "t", "method": 5,
+    rows = [{"id": f"s{index % 10}", "agent": "claude-code", "tokenizer": "t", "method": 5, "api_calls": 0, **FIGURES,
              "last_activity": f"2026-11-01T10:{index // 10:02d}:00Z"} for index in range(600)]
     history.remember(rows)
     assert len(history.recall()) == 10

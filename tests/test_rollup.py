@@ -95,4 +95,4 @@ def test_a_row_with_a_bad_figure_changes_no_sum(demo_rows: Path, tmp_path: Path)
               {**rows[0], "id": "b3", "first_time_tokens": {}}]
     bad.write_text("".join(json.dumps(row) + "\n" for row in broken))
     rollup = read_rows_files([demo_rows, bad], lambda row: "in")
-    assert rollup.bad_lines == 3 and rollup.groups() == summarize(rows)
+    assert sum(rollup.impossible.values()) == 3 and rollup.bad_lines == 0 and rollup.groups() == summarize(rows)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from xshare.ledger import CATEGORIES
 from xshare.rows import merge_rows, read_rows, write_rows
 
 
 def row(session_id: str, last: str | None, calls: int = 1, **extra) -> dict:
-    return {"id": session_id, "agent": "claude-code", "last_activity": last, "api_calls": calls, **extra}
+    figures = {"prompt_tokens_billed": 0, "context_tokens": 0, "exploration_share_of_context": None,
+               "billed_tokens": dict.fromkeys(CATEGORIES, 0), "first_time_tokens": dict.fromkeys(CATEGORIES, 0)}
+    return {"id": session_id, "agent": "claude-code", "last_activity": last, "api_calls": calls, **figures, **extra}
 
 
 def test_new_sessions_are_appended_and_known_ones_kept():

@@ -150,6 +150,10 @@ def _report_from_rows(args: argparse.Namespace) -> int:
                         rollup.duplicates), ("rows outside the window", rollup.outside_window)):
         if count:
             _say(f"rows files: {kind}: {count:,}")
+    if rollup.impossible:
+        why = ", ".join(f"{reason}: {count:,}" for reason, count in rollup.impossible.most_common())
+        _say(f"rows files: rows with impossible figures or wrong types left out: "
+             f"{sum(rollup.impossible.values()):,} ({why})")
     if not rollup.rows:
         _say(f"no session in the rows files started in the window ({window.describe()})")
         return 2

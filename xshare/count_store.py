@@ -24,14 +24,18 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import errno
 import hashlib
 import os
+import stat as stat_module
 import struct
 import sys
 import zlib
 from array import array
 from collections.abc import Callable, Iterable
 from pathlib import Path
+
+from xshare.store import open_regular
 
 MAGIC = b"xsc1"  # bump with any change to the layout or the digest
 _HEADER = struct.Struct("<4sII")  # magic, entries, crc32 of the entry count and the payload
@@ -136,16 +140,22 @@ class CountStore:
 
     def flush(self) -> None:
         """Append what this process counted since the last flush, as one block; never raises."""
-        if not self._pending:
+        self._load()  # what is at the path decides whether it may be written
+        if not self._pending or not self._writable:
+            self._pending = {}
             return
         block, self._pending = encode_block(self._pending.items()), {}
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            # O_BINARY: Windows would otherwise translate the block's newline bytes
-            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
+            # O_BINARY: Windows would otherwise translate the block's newline bytes; O_NONBLOCK: a FIFO in
+            # the store's place must not hang the open (it is then refused below)
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
             fd = os.open(self.path, flags, 0o600)
             try:
-                if os.fstat(fd).st_size + len(block) > MAX_BYTES:
+                found = os.fstat(fd)
+                if not stat_module.S_ISREG(found.st_mode):
+                    raise OSError(errno.EINVAL, "not a regular file")
+                if found.st_size + len(block) > MAX_BYTES:
                     self._replace(block)  # the cap: start over with this block
                 elif os.write(fd, block) != len(block):
                     raise OSError(28, "short write (disk full?)")
@@ -171,7 +181,7 @@ class CountStore:
             self._load()
         elif stat.st_size > read:
             with contextlib.suppress(OSError):
-                with open(self.path, "rb") as handle:
+                with open_regular(self.path) as handle:
                     handle.seek(read)
                     blocks, used, _ = decode_blocks(handle.read())
                 for keys, values in blocks:
@@ -183,9 +193,13 @@ class CountStore:
             return
         self._loaded = True
         try:
-            with open(self.path, "rb") as handle:
+            with open_regular(self.path) as handle:
                 inode, data = os.fstat(handle.fileno()).st_ino, handle.read()
-        except OSError:  # none yet, or unreadable: count everything
+        except OSError as error:  # none yet, or unreadable: count everything
+            if os.path.exists(self.path) and not os.path.isfile(self.path):
+                self._writable = False  # a FIFO, device or folder: never read, never written
+                self.warn(f"the token count store {self.path.name} is not a regular file; counts are not kept "
+                          f"({error.strerror or error})")
             return
         blocks, used, garbage = decode_blocks(data)
         self._read_at = (inode, used)

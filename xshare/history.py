@@ -6,17 +6,26 @@ turn without rewriting anything) and rewritten whole when a report finds it much
 sessions it holds. A line is a session row: counts, timestamps, ids, the model; never text or paths.
 The last line for an agent+session id wins, unless an earlier line of the same tokenizer and method
 had seen later activity (a stale live state arriving late).
+
+The file is input like any other: a line a report could not sum (plausible.row_problem) is skipped and
+reported, never fatal. Reading takes no lock (appends are whole lines, a rewrite is a rename), so a
+read-only state folder still gives every remembered session; adding and rewriting lock.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import stat
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import BinaryIO
 
 from xshare.ids import normal_id
-from xshare.store import atomic_write, dumps, loads, locked, state_dir
+from xshare.plausible import row_problem
+from xshare.store import atomic_write, dumps, loads, locked, read_regular, state_dir
 from xshare.timestamps import session_time
 
 # replay detail the report never reads after the family is complete: kept out to keep the file small
@@ -52,24 +61,28 @@ def _wins(old: dict, new: dict) -> bool:
     return before is None or after is None or after >= before
 
 
-def _parse(data: bytes) -> tuple[dict[tuple[str, str], dict], int]:
-    """The remembered rows by key, and how many lines the file holds (a torn last line is skipped)."""
+def _parse(data: bytes) -> tuple[dict[tuple[str, str], dict], int, int]:
+    """The remembered rows by key, how many lines the file holds, and how many of them were refused
+    (a torn last line, an append in progress, is skipped without counting)."""
     rows: dict[tuple[str, str], dict] = {}
-    lines = 0
-    for line in data.splitlines():
+    lines = refused = 0
+    pieces = data.splitlines()
+    for index, line in enumerate(pieces):
         if not line.strip():
             continue
         lines += 1
         try:
             row = loads(line)
         except ValueError:
-            continue
-        if not isinstance(row, dict) or not isinstance(row.get("id"), str):
+            row = None
+        if row_problem(row) is not None:
+            torn = row is None and index == len(pieces) - 1 and not data.endswith(b"\n")
+            refused += 0 if torn else 1
             continue
         old = rows.get(key(row))
         if old is None or _wins(old, row):
             rows[key(row)] = row
-    return rows, lines
+    return rows, lines, refused
 
 
 def remember(rows: Iterable[dict]) -> int:
@@ -80,8 +93,7 @@ def remember(rows: Iterable[dict]) -> int:
         return 0
     data = b"".join(lines)
     try:
-        with locked(_lock_path()), os.fdopen(os.open(history_path(), os.O_RDWR | os.O_APPEND | os.O_CREAT,
-                                                     0o600), "a+b") as handle:  # private, as atomic_write's
+        with locked(_lock_path()), _open_for_append() as handle:
             if handle.tell() and (handle.seek(handle.tell() - 1), handle.read(1))[1] != b"\n":
                 data = b"\n" + data  # a line torn by a crash must not swallow the next one
             handle.write(data)
@@ -92,22 +104,41 @@ def remember(rows: Iterable[dict]) -> int:
     return len(lines)
 
 
+def _open_for_append() -> BinaryIO:
+    """The history file, created private (as atomic_write's); a FIFO or device in its place is refused
+    (O_NONBLOCK: opening a FIFO would otherwise wait)."""
+    fd = os.open(history_path(), os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o600)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file")
+    return os.fdopen(fd, "a+b")
+
+
 def recall() -> dict[tuple[str, str], dict]:
     """Every remembered session's row by agent+session id, compacting the file when it has grown."""
     try:
-        with locked(_lock_path()):
-            try:
-                data = history_path().read_bytes()
-            except FileNotFoundError:
-                return {}
-            rows, lines = _parse(data)
-            if lines > _COMPACT_MIN_LINES and lines > _COMPACT_ABOVE * len(rows):
-                atomic_write(history_path(), b"".join(dumps(row) + b"\n" for row in rows.values()))
-            return rows
+        data = read_regular(history_path())
+    except FileNotFoundError:
+        return {}
     except OSError as error:
         print(f"xshare: could not read the history ({error.strerror or error}); only sessions whose "
               "transcripts exist are counted", file=sys.stderr)
         return {}
+    rows, lines, refused = _parse(data)
+    if refused:
+        print(f"xshare: the history: {refused:,} line{'s' if refused != 1 else ''} with impossible figures or "
+              "wrong types skipped", file=sys.stderr)
+    if lines > _COMPACT_MIN_LINES and lines > _COMPACT_ABOVE * len(rows):
+        _compact()
+    return rows
+
+
+def _compact() -> None:
+    """Rewrite the file with one line per session: read again under the lock, so no append is lost. A
+    state folder that cannot be written keeps its longer file; reading it is all a report needs."""
+    with contextlib.suppress(OSError), locked(_lock_path()):
+        rows = _parse(read_regular(history_path()))[0]
+        atomic_write(history_path(), b"".join(dumps(row) + b"\n" for row in rows.values()))
 
 
 def keep(measured: list[dict]) -> dict[tuple[str, str], dict]:

@@ -9,15 +9,23 @@ others counted and named.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import statistics
 import sys
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from xshare.ledger import CATEGORIES, REREAD, share
+from xshare.plausible import NO_SESSION, NOT_A_ROW, row_problem
 from xshare.report import _order, reading
-from xshare.store import loads
+from xshare.store import loads, open_regular
+from xshare.timestamps import session_time
+
+MAX_LINE = 4 << 20  # bytes; a row is a few KB, one with every compaction's snapshot rarely 100 KB
 
 
 @dataclass
@@ -36,29 +44,24 @@ class _Group:
     shares: list = field(default_factory=list)
 
     def add(self, row: dict) -> None:
-        """Raises KeyError or TypeError on a row missing a figure or holding a non-number, before any
-        sum changes (the row is then counted as unreadable)."""
-        billed = [row["billed_tokens"][category] for category in CATEGORIES]
-        first = [row["first_time_tokens"][category] for category in CATEGORIES]
+        """A row that passed plausible.row_problem (every figure it sums is a plausible count)."""
         calls = row["api_calls"]
-        sum(billed) + sum(first) + calls + row["prompt_tokens_billed"] + row["context_tokens"]
-        sum(row.get(name, 0) for name in ("unrecorded_calls", "unrecorded_prompt_tokens"))
         self.sessions += 1
         self.with_calls += 1 if calls else 0
         self.api_calls += calls
         self.prompt += row["prompt_tokens_billed"]
         self.context += row["context_tokens"]
-        self.unrecorded_calls += row.get("unrecorded_calls", 0)
-        self.unrecorded_prompt += row.get("unrecorded_prompt_tokens", 0)
+        self.unrecorded_calls += row.get("unrecorded_calls") or 0
+        self.unrecorded_prompt += row.get("unrecorded_prompt_tokens") or 0
         self.usage_unknown += 1 if row.get("usage_unknown") else 0
         tasks = row.get("unrecorded_tasks")
-        if isinstance(tasks, dict) and all(type(count) is int for count in tasks.values()):
+        if tasks:
             self.tasks.update(tasks)
-        for index in range(len(CATEGORIES)):
-            self.billed[index] += billed[index]
-            self.first_time[index] += first[index]
+        for index, category in enumerate(CATEGORIES):
+            self.billed[index] += row["billed_tokens"][category]
+            self.first_time[index] += row["first_time_tokens"][category]
         value = row["exploration_share_of_context"]
-        if isinstance(value, (int, float)):
+        if value is not None:
             self.shares.append(value)
 
     def figures(self, agent: str, source: str) -> dict:
@@ -90,6 +93,7 @@ class Rollup:
     files: int = 0
     rows: int = 0
     bad_lines: int = 0
+    impossible: Counter = field(default_factory=Counter)  # rows refused by plausible.row_problem, by why
     duplicates: int = 0
     outside_window: int = 0
     without_machine: int = 0
@@ -115,66 +119,133 @@ class Rollup:
 
     def to_json(self) -> dict:
         return {"files": self.files, "rows": self.rows, "machines": len(self.machines), "people": len(self.people),
-                "unreadable_lines": self.bad_lines, "duplicate_rows": self.duplicates,
+                "unreadable_lines": self.bad_lines, "impossible_rows": sum(self.impossible.values()),
+                "duplicate_rows": self.duplicates,
                 "outside_window": self.outside_window,
                 "rows_without_machine_id": self.without_machine, "other_tokenizers": self.left_out()}
 
 
-def _valid(row: object) -> bool:
-    return (isinstance(row, dict) and isinstance(row.get("id"), str) and isinstance(row.get("agent"), str)
-            and isinstance(row.get("billed_tokens"), dict) and isinstance(row.get("api_calls"), int))
-
-
-def read_rows_files(paths: list[Path], place) -> Rollup:
-    """Stream the files' rows into a Rollup; `place(row)` is the window's ('in' counts). A session
-    given twice (the same machine's file collected twice) counts once, the first time it is met."""
-    rollup, seen = Rollup(), set()
+def read_rows_files(paths: list[Path], place: Callable[[dict], str]) -> Rollup:
+    """Stream the files' rows into a Rollup; `place(row)` is the window's ('in' counts). A session given
+    more than once (the same machine's file collected on two nights) counts once, in its newest version
+    (see `_rank`), whatever the order of the files and lines. Two passes, so no row is held in memory:
+    the first checks every row and finds where each session's newest version is, the second sums those."""
+    rollup, newest, stamps, plausible = Rollup(), {}, [], 0
     for path in paths:
-        try:
-            handle = open(path, "rb")
-        except OSError as error:
-            print(f"xshare: rows file {path} could not be read ({error.strerror or error})", file=sys.stderr)
-            continue
-        rollup.files += 1
-        with handle:
-            for line in handle:
-                _take(rollup, seen, line, place)
+        stamp, found = _scan(path, len(stamps), newest, rollup)
+        if stamp is not None:
+            rollup.files += 1
+            plausible += found
+            stamps.append((path, stamp))  # a file named twice is read twice: its rows are then duplicates
+    rollup.duplicates = plausible - len(newest)
+    wanted: dict[int, set[int]] = {}
+    while newest:  # emptied as it goes: the ranks' big numbers are freed before the line numbers pile up
+        value = newest.popitem()[1]
+        wanted.setdefault(value >> _LINE_BITS & _FILE_MASK, set()).add(value & _LINE_MASK)
+    for index, (path, stamp) in enumerate(stamps):
+        if _sum(path, wanted.get(index, set()), rollup, place) != stamp:
+            print(f"xshare: rows file {path} changed while it was read; some of its sessions may be missing",
+                  file=sys.stderr)
     return rollup
 
 
-def _take(rollup: Rollup, seen: set, line: bytes, place) -> None:
-    if not line.strip():
-        return
+_LINE_BITS, _FILE_BITS = 40, 24  # where a row is: its file's index and its line's, under its rank
+_LINE_MASK, _FILE_MASK = (1 << _LINE_BITS) - 1, (1 << _FILE_BITS) - 1
+
+
+def _scan(path: Path, index: int, newest: dict[int, int], rollup: Rollup) -> tuple[tuple | None, int]:
+    """The first pass over one file: count what is refused, keep each session's newest version (its rank
+    and place) in `newest`. Returns the file's stamp (None: it cannot be read) and its plausible rows."""
+    try:
+        handle = open_regular(path)
+    except OSError as error:
+        print(f"xshare: rows file {path} could not be read ({error.strerror or error})", file=sys.stderr)
+        return None, 0
+    found = 0
+    with handle:
+        for number, line in enumerate(_lines(handle)):
+            row = _row(line)
+            problem = row_problem(row) if row is not None else NOT_A_ROW
+            if problem in (NOT_A_ROW, NO_SESSION):
+                rollup.bad_lines += 1
+            elif problem is not None:
+                rollup.impossible[problem] += 1
+            else:
+                found += 1
+                identity = hash((row.get("machine"), row["agent"], row["id"]))
+                value = (_rank(row, line) << _FILE_BITS | index) << _LINE_BITS | number
+                if value > newest.get(identity, -1):
+                    newest[identity] = value
+        return _stamp(handle), found
+
+
+def _sum(path: Path, wanted: set[int], rollup: Rollup, place: Callable[[dict], str]) -> tuple | None:
+    """The second pass: sum the rows on the `wanted` lines. Returns the file's stamp, None if unreadable."""
+    try:
+        handle = open_regular(path)
+    except OSError:
+        return None
+    with handle:
+        for number, line in enumerate(_lines(handle)):
+            if number in wanted:
+                row = _row(line)
+                if row is not None and row_problem(row) is None:  # the same line as in the first pass
+                    _take(rollup, row, place)
+        return _stamp(handle)
+
+
+def _stamp(handle: BinaryIO) -> tuple:
+    found = os.fstat(handle.fileno())
+    return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns
+
+
+def _rank(row: dict, line: bytes) -> int:
+    """How new a version of a session is, as one number: its last activity (`last_activity`, else
+    `ended_at`; none is oldest), then its calls, then its billed prompt (a session only grows), then a
+    digest of the line itself, so that of two versions alike so far the same one wins in any order."""
+    moment = session_time(row.get("last_activity")) or session_time(row.get("ended_at"))  # a 9999 row never wins
+    activity = int(moment.timestamp() * 1000) + (1 << 48) if moment else 0  # ms, shifted past year 1
+    digest = int.from_bytes(hashlib.sha256(line).digest()[:8], "little")
+    return (((activity << 24 | row["api_calls"]) << 52 | row["prompt_tokens_billed"]) << 64) | digest
+
+
+def _lines(handle: BinaryIO) -> Iterator[bytes]:
+    """The file's non-blank lines; a line longer than MAX_LINE (no row is) is given as b"" (unreadable),
+    read past in pieces rather than held whole."""
+    while True:
+        line = handle.readline(MAX_LINE + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):
+                line = handle.readline(MAX_LINE)
+            yield b""
+        elif line.strip():
+            yield line.strip()
+
+
+def _row(line: bytes) -> dict | None:
     try:
         row = loads(line)
     except ValueError:
-        row = None
-    if not _valid(row):
-        rollup.bad_lines += 1
-        return
-    machine = row.get("machine")
-    identity = hash((machine, row["agent"], row["id"]))
-    if identity in seen:
-        rollup.duplicates += 1
-        return
-    seen.add(identity)
+        return None
+    return row if isinstance(row, dict) else None
+
+
+def _take(rollup: Rollup, row: dict, place: Callable[[dict], str]) -> None:
     if place(row) != "in":
         rollup.outside_window += 1
         return
-    try:
-        groups = rollup.by_tokenizer.setdefault(str(row.get("tokenizer")), {})
-        group = groups.get((row["agent"], row.get("source")))
-        if group is None:
-            group = groups[(row["agent"], row.get("source"))] = _Group()
-        group.add(row)
-    except (KeyError, TypeError):
-        rollup.bad_lines += 1
-        return
+    groups = rollup.by_tokenizer.setdefault(str(row.get("tokenizer")), {})
+    group = groups.get((row["agent"], row.get("source")))
+    if group is None:
+        group = groups[(row["agent"], row.get("source"))] = _Group()
+    group.add(row)
     rollup.rows += 1
-    if isinstance(machine, str):
+    machine, person = row.get("machine"), row.get("person")
+    if machine is not None:
         rollup.machines.add(machine)
     else:
         rollup.without_machine += 1  # a rows file written before xshare stamped its rows
-    person = row.get("person")
-    if isinstance(person, str) or isinstance(machine, str):
-        rollup.people.add(f"person:{person}" if isinstance(person, str) else f"machine:{machine}")
+    if person is not None or machine is not None:
+        rollup.people.add(f"person:{person}" if person is not None else f"machine:{machine}")

@@ -6,7 +6,8 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from xshare.store import atomic_write, dumps, loads
+from xshare.plausible import row_problem
+from xshare.store import atomic_write, dumps, loads, read_regular
 from xshare.timestamps import session_time
 
 
@@ -17,9 +18,10 @@ def write_rows(path: Path, rows: list[dict]) -> None:
 
 
 def read_rows(path: Path) -> list[dict]:
-    """The rows already recorded; a missing file is empty, a bad line is skipped and reported."""
+    """The rows already recorded; a missing file is empty, a bad line (unreadable, or a row the report
+    could not sum: plausible.row_problem) is skipped and reported, and left out of the file rewritten."""
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except FileNotFoundError:
         return []
     rows, bad = [], 0
@@ -30,12 +32,13 @@ def read_rows(path: Path) -> list[dict]:
             row = loads(line)
         except ValueError:
             row = None
-        if isinstance(row, dict) and isinstance(row.get("id"), str):
+        if row_problem(row) is None:
             rows.append(row)
         else:
             bad += 1
     if bad:
-        print(f"xshare: rows file: {bad} unreadable line{'s' if bad != 1 else ''} dropped", file=sys.stderr)
+        print(f"xshare: rows file: {bad} unreadable line{'s' if bad != 1 else ''} dropped (not a row, or a row "
+              "with impossible figures or wrong types)", file=sys.stderr)
     return rows
 
 

@@ -19,6 +19,7 @@ from xshare import METHOD_VERSION
 from xshare import tokens as tokenizers
 from xshare.family import complete_rows, complete_with_unrecorded
 from xshare.ids import key_path, normal_id, path_key
+from xshare.plausible import row_problem
 from xshare.progress import Progress
 from xshare.sources import agents, claude, hermes, same_file
 from xshare.sources.claude import ClaudeTranscript, TranscriptFile
@@ -176,7 +177,21 @@ def _load_cache(choice: tokenizers.TokenizerChoice, agent: str = "claude") -> di
     if not isinstance(data, dict) or data.get("method") != METHOD_VERSION or data.get("tokenizer") != choice.name:
         return {}
     entries = data.get("entries")
-    return entries if isinstance(entries, dict) else {}
+    if not isinstance(entries, dict):
+        return {}
+    return {path: entry for path, entry in entries.items() if _cache_entry_ok(entry, agent)}
+
+
+def _cache_entry_ok(entry: object, agent: str) -> bool:
+    """A cached file's [stamp..., rows (or one row), problems]: a damaged or edited entry is not trusted,
+    its file is read again (its rows are held to the rule for rows, plausible.row_problem)."""
+    if not isinstance(entry, list) or len(entry) < 3 or not isinstance(entry[-1], dict):
+        return False
+    if agent == "hermes" and not isinstance(entry[1], (str, type(None))):
+        return False  # the window's start it was read for, compared as text
+    rows = entry[-2] if isinstance(entry[-2], list) else [entry[-2]]
+    return (all(row_problem(row) is None for row in rows)
+            and all(type(count) is int for count in entry[-1].values()))
 
 
 def _save_cache(choice: tokenizers.TokenizerChoice, entries: dict, agent: str = "claude") -> None:

@@ -9,19 +9,25 @@ present from the call after it. A call whose bill is zero (a failed request) is 
 
 from __future__ import annotations
 
+import math
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from xshare.agent_tools import explain_tool
 from xshare.ledger import FIRST_CALL, Ledger, session_row
+from xshare.plausible import call_counts
 from xshare.store import dumps, loads
 from xshare.timestamps import refused, stamp
 
 USAGE_UNKNOWN = "usage_unknown"  # row field: why the agent's records hold no token usage
+IMPOSSIBLE_USAGE = "calls with impossible token counts (not counted, no cap applied)"
 
 
 def number(value: object) -> int:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else 0
+    """A positive number as an int, anything else 0 (never raises: Infinity and NaN are 0 too)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 and math.isfinite(value):
+        return int(value)
+    return 0
 
 
 def parse_json(text: object) -> object:
@@ -114,6 +120,14 @@ class Replay:
             self.problems[f"{self.agent} tool results whose call was not found (judged by name alone)"] += 1
         category = explain_tool(self.agent, tool, found[1] if found else None).category
         self.add(category, text, key, tool if self.ledger.detail else None)
+
+    def usage(self, values: Iterable[object], prompt_parts: int) -> list[int] | None:
+        """A call's usage fields as counts (xshare/plausible.py), or None, counted as a problem, when the
+        agent recorded an impossible one: that call is then no call, like a failed request."""
+        counts = call_counts(values, prompt_parts)
+        if counts is None:
+            self.problems[f"{self.agent} {IMPOSSIBLE_USAGE}"] += 1
+        return counts
 
     def call(self, billed: int, usage: dict[str, int], time: str | None = None) -> bool:
         """One API call billed `billed` prompt tokens; what the model produced before it joins after it."""

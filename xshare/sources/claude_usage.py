@@ -1,24 +1,18 @@
 """One Claude Code usage snapshot (`message.usage`) in the ledger's terms, or None when it cannot be a bill.
 
-A usage whose token fields are strings, negative, fractional, NaN/inf or absurdly large, or whose prompt
-adds up to nothing, is not a bill: taken as 0 it would become a call billed 0 tokens whose cap trims the
-whole context. The reader reports such a row and counts no call for it (see ClaudeTranscript._assistant).
+A usage whose token fields are strings, negative, fractional, NaN/inf or absurdly large, or whose prompt adds
+up to nothing or to more than one call can carry (the rule of xshare/plausible.py, every agent's), is not a
+bill: taken as 0 it would become a call billed 0 tokens whose cap trims the whole context. The reader
+reports such a row and counts no call for it (see ClaudeTranscript._assistant).
 A missing or null field is 0, as the API leaves out what does not apply (cache fields, the 5m/1h split).
 """
 
 from __future__ import annotations
 
-# no call carries this many tokens (context windows hold at most a few million)
-MAX_TOKENS = 100_000_000
+from xshare.plausible import MAX_TOKENS, count
 
-
-def _tokens(value: object) -> int | None:
-    """A token count, 0 for missing/null, None when it is not a count at all."""
-    if value is None:
-        return 0
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS:
-        return value
-    return None
+__all__ = ["MAX_TOKENS", "call_usage"]
+_tokens = count  # the rule every agent's calls are held to (xshare/plausible.py)
 
 
 def call_usage(usage: object) -> list[int] | None:
@@ -44,6 +38,6 @@ def call_usage(usage: object) -> list[int] | None:
         return None
     write = max(flat, five + one_hour)
     prompt = fresh + read + write
-    if prompt == 0:
+    if prompt == 0 or prompt > MAX_TOKENS:
         return None  # every real call sends a prompt; Claude Code's own notices are <synthetic>, skipped
     return [prompt, fresh, read, write - one_hour, one_hour, output]

@@ -183,9 +183,14 @@ class _Rollout:
         if key == self.total:
             return  # the same total again: no new request
         self.total = key
-        prompt, cached = number(last.get("input_tokens")), number(last.get("cached_input_tokens"))
+        counts = self.replay.usage((last.get("input_tokens"), last.get("cached_input_tokens"),
+                                    last.get("output_tokens")), prompt_parts=1)
+        if counts is None:
+            self.replay.call(0, {}, stamp)
+            return
+        prompt, cached, output = counts
         cached = min(cached, prompt)
-        usage = {"input": prompt - cached, "cache_read": cached, "output": number(last.get("output_tokens"))}
+        usage = {"input": prompt - cached, "cache_read": cached, "output": output}
         self.replay.call(prompt, usage, stamp)
 
     def row(self, tokenizer: str) -> dict:

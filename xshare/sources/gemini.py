@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from xshare.sources import same_file
-from xshare.sources.agent_common import Replay, as_text, content_text, number
+from xshare.sources.agent_common import Replay, as_text, content_text
 from xshare.store import loads
 
 AGENT = "gemini"
@@ -119,10 +119,10 @@ def replay_messages(replay: Replay, messages: list[dict]) -> None:
             if isinstance(message.get("model"), str):
                 replay.model = message["model"]
             tokens = message.get("tokens") if isinstance(message.get("tokens"), dict) else {}
-            prompt, cached = number(tokens.get("input")), number(tokens.get("cached"))
+            counts = replay.usage((tokens.get(name) for name in ("input", "cached", "output", "thoughts")), 1)
+            prompt, cached, output, thoughts = counts or (0, 0, 0, 0)  # impossible: no call, as when cancelled
             cached = min(cached, prompt)
-            usage = {"input": prompt - cached, "cache_read": cached,
-                     "output": number(tokens.get("output")) + number(tokens.get("thoughts"))}
+            usage = {"input": prompt - cached, "cache_read": cached, "output": output + thoughts}
             replay.output("conversation", content_text(message.get("content")))
             calls = message.get("toolCalls") if isinstance(message.get("toolCalls"), list) else []
             for call in calls:

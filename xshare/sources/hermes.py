@@ -37,6 +37,7 @@ from pathlib import Path
 
 from xshare.classify import classify_tool
 from xshare.ledger import SPREAD, Ledger, session_row
+from xshare.plausible import session_counts
 from xshare.printable import safe_label
 from xshare.sources import same_file
 from xshare.sources.agent_common import number, parse_json
@@ -55,6 +56,7 @@ LOCK_RETRIES = 2  # with hermes_db.BUSY_TIMEOUT_MS: about 2 s in all before a lo
 LOCKED = "is locked by another program"  # the problem's words, which `xshare html` looks for
 NO_CAP = sys.maxsize  # no call of a Hermes session is capped (the module docstring says why)
 NO_CALLS = "Hermes sessions billed for prompt tokens but with no assistant row (billed as overhead)"
+IMPOSSIBLE = "Hermes sessions with impossible token counts (counted without their bill, no cap applied)"
 
 _SESSION_COLUMNS = (
     "id", "source", "model", "model_config", "parent_session_id", "started_at", "ended_at", "end_reason",
@@ -264,16 +266,18 @@ class _SessionReader:
     def _bill(self, calls: int) -> None:
         """Hermes bills per session: every call gets an even share of it as its bill (never as a cap)."""
         session = self.session
-        self.prompt = sum(number(session.get(name)) for name in ("input_tokens", "cache_read_tokens",
-                                                                   "cache_write_tokens"))
+        columns = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
+        counts = session_counts((session.get(column) for column in columns),
+                                max(calls, number(session.get("api_call_count"))))
+        if counts is None:  # one impossible column makes the whole bill unknown
+            self.problems[IMPOSSIBLE] += 1
+        fresh, read, write, output = counts or (0, 0, 0, 0)
+        self.prompt = fresh + read + write
         self.bills = _split(self.prompt, calls) if calls else []
-        self.usage_parts = {
-            field: _split(number(session.get(column)), calls) if calls else []
-            for field, column in (("input", "input_tokens"), ("cache_read", "cache_read_tokens"),
-                                  ("cache_write_5m", "cache_write_tokens"), ("output", "output_tokens"))
-        }
+        self.usage_parts = {field: _split(value, calls) if calls else [] for field, value in
+                            (("input", fresh), ("cache_read", read), ("cache_write_5m", write), ("output", output))}
         self.call_number = 0
-        if calls and not self.prompt:
+        if calls and not self.prompt and counts is not None:
             self.problems["Hermes sessions with API calls but no token counts (share of the bill unknown)"] += 1
         if self.prompt and not calls:
             # the bill is real even when its messages are gone: all of it is context nobody recorded
@@ -380,7 +384,7 @@ def _read(
             for values in connection.execute(f"SELECT {_select(session_columns, _SESSION_COLUMNS)} FROM sessions")
         ]
         end_reasons = {session["id"]: session["end_reason"] for session in sessions}
-        auxiliary = read_auxiliary(connection)
+        auxiliary = read_auxiliary(connection, problems)
         oldest = since.timestamp() - 86400 if since else None
         query = (
             f"SELECT {_select(message_columns, _MESSAGE_COLUMNS)} FROM messages WHERE session_id = ? ORDER BY id"

@@ -13,10 +13,11 @@ exploration, so the exploration shares' denominators grow by exactly what the pr
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 
 from xshare.ledger import OVERHEAD, share
+from xshare.plausible import MAX_CALLS, count, session_counts
 from xshare.printable import safe_label
-from xshare.sources.agent_common import number
 
 TABLE = "session_model_usage"
 _PROMPT_COLUMNS = ("input_tokens", "cache_read_tokens", "cache_write_tokens")
@@ -24,9 +25,13 @@ _USAGE_FIELDS = (("input", "input_tokens"), ("cache_read", "cache_read_tokens"),
                  ("cache_write_5m", "cache_write_tokens"), ("output", "output_tokens"))
 
 
-def read_auxiliary(connection: sqlite3.Connection) -> dict[str, dict[str, dict[str, int]]]:
+IMPOSSIBLE = "Hermes auxiliary usage rows with impossible counts skipped"
+
+
+def read_auxiliary(connection: sqlite3.Connection, problems: Counter) -> dict[str, dict[str, dict[str, int]]]:
     """session id -> task -> summed counts of its auxiliary rows; {} for databases without the table or
-    without its `task` column (before schema 22 every row there was main loop)."""
+    without its `task` column (before schema 22 every row there was main loop). A row with an impossible
+    count (xshare/plausible.py) is skipped and counted in `problems`."""
     columns = {row[1] for row in connection.execute(f"PRAGMA table_info({TABLE})")}
     wanted = ("api_call_count", *_PROMPT_COLUMNS, "output_tokens")
     if not {"session_id", "task"} <= columns:
@@ -34,11 +39,15 @@ def read_auxiliary(connection: sqlite3.Connection) -> dict[str, dict[str, dict[s
     select = ", ".join(f'"{name}"' if name in columns else "0" for name in wanted)
     found: dict[str, dict[str, dict[str, int]]] = {}
     query = f"SELECT session_id, task, {select} FROM {TABLE} WHERE task IS NOT NULL AND task != ''"
-    for session_id, task, *values in connection.execute(query):
+    for session_id, task, calls, *tokens in connection.execute(query):
+        checked = [count(calls, MAX_CALLS), *(session_counts(tokens, count(calls, MAX_CALLS) or 0) or [None])]
+        if None in checked:
+            problems[IMPOSSIBLE] += 1
+            continue
         # a task name is printed and published as a label: one that is not a plain word is `other`
         counts = found.setdefault(str(session_id), {}).setdefault(safe_label(str(task)), dict.fromkeys(wanted, 0))
-        for name, value in zip(wanted, values, strict=True):
-            counts[name] += number(value)
+        for name, value in zip(wanted, checked, strict=True):
+            counts[name] += value
     return found
 
 

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from xshare.sources import same_file
-from xshare.sources.agent_common import Replay, as_text, content_text, number, parse_json
+from xshare.sources.agent_common import Replay, as_text, content_text, parse_json
 from xshare.store import loads
 
 AGENT = "openclaw"
@@ -123,8 +123,9 @@ class _Transcript:
                 else:
                     replay.output("conversation", content_text([part]), key)
             usage = message.get("usage") if isinstance(message.get("usage"), dict) else {}
-            counted = {"input": number(usage.get("input")), "cache_read": number(usage.get("cacheRead")),
-                       "cache_write_5m": number(usage.get("cacheWrite")), "output": number(usage.get("output"))}
+            counts = replay.usage((usage.get(name) for name in ("input", "cacheRead", "cacheWrite", "output")), 3)
+            fresh, read, write, output = counts or (0, 0, 0, 0)  # impossible: no call
+            counted = {"input": fresh, "cache_read": read, "cache_write_5m": write, "output": output}
             replay.call(counted["input"] + counted["cache_read"] + counted["cache_write_5m"], counted, stamp)
         elif role == "toolResult":
             replay.tool_result(message.get("toolCallId"), content_text(message.get("content")),

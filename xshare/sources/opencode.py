@@ -35,7 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from xshare.sources import same_file
-from xshare.sources.agent_common import Replay, as_text, iso_time, number, parse_json
+from xshare.sources.agent_common import Replay, as_text, iso_time, parse_json
 from xshare.sources.hermes_db import Unreadable, is_locked, open_database
 
 AGENT = "opencode"
@@ -122,10 +122,11 @@ class _Session:
     def _call(self, part: dict, stamp: str | None) -> None:
         tokens = part.get("tokens") if isinstance(part.get("tokens"), dict) else {}
         cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
-        usage = {"input": number(tokens.get("input")), "cache_read": number(cache.get("read")),
-                 "cache_write_5m": number(cache.get("write")),
-                 "output": number(tokens.get("output")) + number(tokens.get("reasoning"))}
-        self.replay.call(usage["input"] + usage["cache_read"] + usage["cache_write_5m"], usage, stamp)
+        counts = self.replay.usage((tokens.get("input"), cache.get("read"), cache.get("write"), tokens.get("output"),
+                                    tokens.get("reasoning")), prompt_parts=3)
+        fresh, read, write, output, reasoning = counts or (0, 0, 0, 0, 0)  # impossible: no call
+        usage = {"input": fresh, "cache_read": read, "cache_write_5m": write, "output": output + reasoning}
+        self.replay.call(fresh + read + write, usage, stamp)
 
 
 def _end(part: dict) -> object:
