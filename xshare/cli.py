@@ -63,9 +63,14 @@ def _measure_in_window(args: argparse.Namespace, window):
     measured = measure_all(args.claude_root, _choice(args), window.since, not args.no_cache,
                            hermes_dbs=args.hermes_db, agent_homes=_agent_homes(args))
     _report_problems(measured.problems)
-    placed = [(window.place(row), row) for row in measured.rows]  # a session without API calls is a session
-    rows = [row for place, row in placed if place == "in"]
-    deferred = sum(1 for place, _ in placed if place == "deferred")
+    from xshare.packed import PackedRows
+
+    rows, deferred = PackedRows(), 0  # the rows in the window: the measured ones' bytes, not copies
+    for item, row in measured.rows.pairs():
+        place = window.place(row)  # a session without API calls is a session
+        if place == "in":
+            rows.items.append(item)
+        deferred += place == "deferred"
     return measured, rows, deferred
 
 
@@ -76,7 +81,8 @@ def _agent_homes(args: argparse.Namespace) -> dict[str, list[str] | None]:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from xshare.report import Report, Window, summarize
+    from xshare.periods import sum_rows
+    from xshare.report import Report, Window
     from xshare.rows import write_rows
 
     if args.from_rows:
@@ -101,7 +107,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         return 1
     measured, rows, deferred = _measure_in_window(args, window)
     remembered, other = _remembered_in_window(args, measured, window)
-    rows += remembered
+    rows.items += remembered.items
     if not rows:
         still = f"; {deferred} still active at its end" if deferred else ""
         _say(f"no session started in the window ({window.describe()}){still}")
@@ -118,13 +124,13 @@ def cmd_report(args: argparse.Namespace) -> int:
             _say(f"could not write the rows file: {error.strerror or error}")
             return 1
     choice = measured.tokenizer
-    report = Report(summarize(rows), window, choice.name, choice.note, measured.sources, deferred,
+    tally, summed = sum_rows(rows, args.by, [] if args.demo else _marks())
+    report = Report(tally.groups(), window, choice.name, choice.note, measured.sources, deferred,
                     remembered=len(remembered), other_tokenizer=other)
-    marks = [] if args.demo else _marks()
     if args.json:
-        _print_json({**report.to_json(), **_over_time_json(args.by, rows, marks)})
+        _print_json({**report.to_json(), **_over_time_json(args.by, summed)})
     else:
-        sys.stdout.write(report.to_text() + _over_time_text(args.by, rows, marks))
+        sys.stdout.write(report.to_text() + _over_time_text(args.by, summed))
     return 0
 
 
@@ -166,18 +172,19 @@ def _marks() -> list[dict]:
     return read_marks()
 
 
-def _over_time_json(by: str | None, rows: list[dict], marks: list[dict]) -> dict:
+def _over_time_json(by: str | None, summed) -> dict:
     """--by's periods and the marks' before/after, for the JSON report."""
     from xshare.periods import marks_json, periods_json
 
-    return {**({"over_time": periods_json(rows, by)} if by else {}),
-            **({"marks": marks_json(rows, marks)} if marks else {})}
+    return {**({"over_time": periods_json(summed, by)} if by else {}),
+            **({"marks": marks_json(summed, summed.marks)} if summed.marks else {})}
 
 
-def _over_time_text(by: str | None, rows: list[dict], marks: list[dict]) -> str:
+def _over_time_text(by: str | None, summed) -> str:
     from xshare.periods import marks_text, periods_text
 
-    parts = ([periods_text(rows, by)] if by else []) + ([marks_text(rows, marks)] if marks else [])
+    marks = summed.marks
+    parts = ([periods_text(summed, by)] if by else []) + ([marks_text(summed, marks)] if marks else [])
     return printable_lines("\n".join(["", *parts])) if parts else ""
 
 
@@ -205,27 +212,28 @@ def cmd_mark(args: argparse.Namespace) -> int:
     return 0
 
 
-def _remembered_in_window(args: argparse.Namespace, measured, window) -> tuple[list[dict], int]:
+def _remembered_in_window(args: argparse.Namespace, measured, window):
     """Keep the measured rows in the history (never the demo's); the remembered sessions in the window
     whose transcript is gone, and how many more were left out for their tokenizer. None with
     --no-history, nor for a report on folders or databases the user named (a report on them alone)."""
     from xshare.history import gone_sessions, keep
+    from xshare.packed import PackedRows
 
     if args.demo:
-        return [], 0
+        return PackedRows(), 0
     remembered = keep(measured.rows)
     named = (args.claude_root, args.hermes_db, args.codex_home, args.gemini_home, args.opencode_db,
              args.openclaw_home)
     if getattr(args, "no_history", False) or any(named):
-        return [], 0
-    same, other = gone_sessions(measured.rows, remembered, measured.tokenizer.name)
-    return ([row for row in same if window.place(row) == "in"],
+        return PackedRows(), 0
+    same, other = gone_sessions((), remembered, measured.tokenizer.name)  # keep() left out the measured
+    return (PackedRows(item for item, row in same.pairs() if window.place(row) == "in"),
             sum(1 for row in other if window.place(row) == "in"))
 
 
 def cmd_collect(args: argparse.Namespace) -> int:
     from xshare.report import group_key, summarize
-    from xshare.rows import merge_rows, read_rows, write_rows
+    from xshare.rows import merge_packed, read_packed, write_rows
 
     window = _window(args)
     if window is None:
@@ -239,13 +247,13 @@ def cmd_collect(args: argparse.Namespace) -> int:
     path = Path(args.rows)
     from xshare.identity import stamped
 
-    merged, added, replaced = merge_rows(read_rows(path), stamped(rows))
+    merged, added, replaced = merge_packed(read_packed(path), stamped(rows))
     try:
         write_rows(path, merged)
     except OSError as error:
         _say(f"could not write the rows file: {error.strerror or error}")
         return 1
-    interactive = summarize([row for row in merged if group_key(row) == "claude-code/interactive"])
+    interactive = summarize(row for row in merged if group_key(row) == "claude-code/interactive")
     group = interactive.get("claude-code/interactive")
     to_date = (
         f"claude-code/interactive share to date {group['exploration_share_of_context']:.1%} "
