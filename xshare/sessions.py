@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 import sys
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -26,6 +27,8 @@ from xshare.store import atomic_write, dumps, read_json, state_dir
 
 # below this much to read, starting worker processes costs more than it saves
 _PARALLEL_MIN_BYTES = 4 << 20
+_IN_FLIGHT = 4  # batches per worker submitted ahead of the results: workers stay busy, few futures live
+_BATCH_FILES, _BATCH_BYTES = 32, 1 << 20  # small sessions travel to a worker together, up to either
 _counter: tokenizers.Counter | None = None
 
 
@@ -169,14 +172,38 @@ def _run_with(todo: list, choice: tokenizers.TokenizerChoice, workers: int | Non
     method = "fork" if sys.platform.startswith("linux") else "spawn"
     context = multiprocessing.get_context(method)
     results: list = [None] * len(todo)
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=(choice,)) as pool:
-        batches = {pool.submit(measure_group, [todo[i][0] for i in indexes]): indexes for indexes in ordered}
-        for batch in as_completed(batches):
-            indexes = batches.pop(batch)  # a done batch's future (and its rows) is not kept past here
+    pending: dict = {}
+
+    def collect(done: set) -> None:
+        for batch in done:
+            indexes = pending.pop(batch)  # a done batch's future (and its rows) is not kept past here
             for index, one in zip(indexes, batch.result(), strict=True):
                 results[index] = one
             progress.advance(len(indexes), sum(todo[i][1][0] for i in indexes))
+
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=(choice,)) as pool:
+        for indexes in _batches(ordered, todo):
+            pending[pool.submit(measure_group, [todo[i][0] for i in indexes])] = indexes
+            if len(pending) >= workers * _IN_FLIGHT:  # a few batches ahead, not one future per session at once
+                collect(wait(pending, return_when=FIRST_COMPLETED).done)
+        while pending:
+            collect(wait(pending, return_when=FIRST_COMPLETED).done)
     return results
+
+
+def _batches(ordered: list[list[int]], todo: list) -> Iterator[list[int]]:
+    """Sessions (a family never split) in batches, largest first: a large session alone, small ones
+    together, so a hundred thousand small sessions are not as many futures and messages."""
+    batch: list[int] = []
+    size = 0
+    for indexes in ordered:
+        batch += indexes
+        size += sum(todo[i][1][0] for i in indexes)
+        if len(batch) >= _BATCH_FILES or size >= _BATCH_BYTES:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
 
 
 def _load_cache(choice: tokenizers.TokenizerChoice, agent: str = "claude") -> dict:
