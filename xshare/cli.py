@@ -63,14 +63,9 @@ def _measure_in_window(args: argparse.Namespace, window):
     measured = measure_all(args.claude_root, _choice(args), window.since, not args.no_cache,
                            hermes_dbs=args.hermes_db, agent_homes=_agent_homes(args))
     _report_problems(measured.problems)
-    from xshare.packed import PackedRows
+    from xshare.packed import in_window
 
-    rows, deferred = PackedRows(), 0  # the rows in the window: the measured ones' bytes, not copies
-    for item, row in measured.rows.pairs():
-        place = window.place(row)  # a session without API calls is a session
-        if place == "in":
-            rows.items.append(item)
-        deferred += place == "deferred"
+    rows, deferred = in_window(measured.rows, window.place)  # a session without API calls is a session
     return measured, rows, deferred
 
 
@@ -183,8 +178,8 @@ def _over_time_json(by: str | None, summed) -> dict:
 def _over_time_text(by: str | None, summed) -> str:
     from xshare.periods import marks_text, periods_text
 
-    marks = summed.marks
-    parts = ([periods_text(summed, by)] if by else []) + ([marks_text(summed, marks)] if marks else [])
+    parts = [periods_text(summed, by)] if by else []
+    parts += [marks_text(summed, summed.marks)] if summed.marks else []
     return printable_lines("\n".join(["", *parts])) if parts else ""
 
 
@@ -217,7 +212,7 @@ def _remembered_in_window(args: argparse.Namespace, measured, window):
     whose transcript is gone, and how many more were left out for their tokenizer. None with
     --no-history, nor for a report on folders or databases the user named (a report on them alone)."""
     from xshare.history import gone_sessions, keep
-    from xshare.packed import PackedRows
+    from xshare.packed import PackedRows, in_window
 
     if args.demo:
         return PackedRows(), 0
@@ -227,8 +222,7 @@ def _remembered_in_window(args: argparse.Namespace, measured, window):
     if getattr(args, "no_history", False) or any(named):
         return PackedRows(), 0
     same, other = gone_sessions((), remembered, measured.tokenizer.name)  # keep() left out the measured
-    return (PackedRows(item for item, row in same.pairs() if window.place(row) == "in"),
-            sum(1 for row in other if window.place(row) == "in"))
+    return in_window(same, window.place)[0], sum(1 for row in other if window.place(row) == "in")
 
 
 def cmd_collect(args: argparse.Namespace) -> int:

@@ -6,7 +6,7 @@ own); a report over a hundred thousand sessions holds its rows this way and neve
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from xshare.store import dumps, loads
 
@@ -40,3 +40,14 @@ class PackedRows:
         return isinstance(other, PackedRows) and self.items == other.items
 
     __hash__ = None  # a mutable list, as list itself
+
+
+def in_window(rows: PackedRows, place: Callable[[dict], str]) -> tuple[PackedRows, int]:
+    """The rows `place` puts in the window (their bytes, not copies), and how many it defers."""
+    inside, deferred = PackedRows(), 0
+    for item, row in rows.pairs():
+        where = place(row)
+        if where == "in":
+            inside.items.append(item)
+        deferred += where == "deferred"
+    return inside, deferred
