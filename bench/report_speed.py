@@ -123,7 +123,7 @@ def timed_known(runs: int, roots: list[Path]) -> tuple[list[float], int, int]:
 
 def known_counts(roots: list[Path], home: Path) -> tuple[float, int, int]:
     run_report(roots, home)
-    (home / "cache" / "claude-rows.json").unlink()  # only the rows: the counts stay
+    (home / "cache" / "claude-rows.jsonl").unlink()  # only the rows: the counts stay
     elapsed, used = run_report(roots, home)
     return elapsed, used, sum(path.stat().st_size for path in (home / "counts").glob("*.counts"))
 

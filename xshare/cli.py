@@ -58,16 +58,17 @@ def _choice(args: argparse.Namespace) -> tokenizers.TokenizerChoice:
 
 
 def _measure_in_window(args: argparse.Namespace, window):
+    from xshare.packed import in_window
+    from xshare.report import CountingPlace
     from xshare.sessions import measure_all
 
     measured = measure_all(args.claude_root, _choice(args), window.since, not args.no_cache,
                            hermes_dbs=args.hermes_db, agent_homes=_agent_homes(args))
     _report_problems(measured.problems)
-    if undated := sum(1 for row in measured.rows if window.undated(row)):
-        _say(window.undated_note(undated))
-    placed = [(window.place(row), row) for row in measured.rows]  # a session without API calls is a session
-    rows = [row for place, row in placed if place == "in"]
-    deferred = sum(1 for place, _ in placed if place == "deferred")
+    place = CountingPlace(window)
+    rows, deferred = in_window(measured.rows, place)  # a session without API calls is a session
+    if place.undated:
+        _say(window.undated_note(place.undated))
     return measured, rows, deferred
 
 
@@ -78,7 +79,8 @@ def _agent_homes(args: argparse.Namespace) -> dict[str, list[str] | None]:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from xshare.report import Report, Window, summarize
+    from xshare.periods import sum_rows
+    from xshare.report import Report, Window
     from xshare.rows import write_rows
 
     if args.from_rows:
@@ -103,7 +105,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         return 1
     measured, rows, deferred = _measure_in_window(args, window)
     remembered, other = _remembered_in_window(args, measured, window)
-    rows += remembered
+    rows.items += remembered.items
     if not rows:
         still = f"; {deferred} still active at its end" if deferred else ""
         _say(f"no session started in the window ({window.describe()}){still}")
@@ -120,13 +122,13 @@ def cmd_report(args: argparse.Namespace) -> int:
             _say(f"could not write the rows file: {error.strerror or error}")
             return 1
     choice = measured.tokenizer
-    report = Report(summarize(rows), window, choice.name, choice.note, measured.sources, deferred,
+    tally, summed = sum_rows(rows, args.by, [] if args.demo else _marks())
+    report = Report(tally.groups(), window, choice.name, choice.note, measured.sources, deferred,
                     remembered=len(remembered), other_tokenizer=other)
-    marks = [] if args.demo else _marks()
     if args.json:
-        _print_json({**report.to_json(), **_over_time_json(args.by, rows, marks)})
+        _print_json({**report.to_json(), **_over_time_json(args.by, summed)})
     else:
-        sys.stdout.write(report.to_text() + _over_time_text(args.by, rows, marks))
+        sys.stdout.write(report.to_text() + _over_time_text(args.by, summed))
     return 0
 
 
@@ -175,18 +177,19 @@ def _marks() -> list[dict]:
     return read_marks()
 
 
-def _over_time_json(by: str | None, rows: list[dict], marks: list[dict]) -> dict:
+def _over_time_json(by: str | None, summed) -> dict:
     """--by's periods and the marks' before/after, for the JSON report."""
     from xshare.periods import marks_json, periods_json
 
-    return {**({"over_time": periods_json(rows, by)} if by else {}),
-            **({"marks": marks_json(rows, marks)} if marks else {})}
+    return {**({"over_time": periods_json(summed, by)} if by else {}),
+            **({"marks": marks_json(summed, summed.marks)} if summed.marks else {})}
 
 
-def _over_time_text(by: str | None, rows: list[dict], marks: list[dict]) -> str:
+def _over_time_text(by: str | None, summed) -> str:
     from xshare.periods import marks_text, periods_text
 
-    parts = ([periods_text(rows, by)] if by else []) + ([marks_text(rows, marks)] if marks else [])
+    parts = [periods_text(summed, by)] if by else []
+    parts += [marks_text(summed, summed.marks)] if summed.marks else []
     return printable_lines("\n".join(["", *parts])) if parts else ""
 
 
@@ -214,27 +217,27 @@ def cmd_mark(args: argparse.Namespace) -> int:
     return 0
 
 
-def _remembered_in_window(args: argparse.Namespace, measured, window) -> tuple[list[dict], int]:
+def _remembered_in_window(args: argparse.Namespace, measured, window):
     """Keep the measured rows in the history (never the demo's); the remembered sessions in the window
     whose transcript is gone, and how many more were left out for their tokenizer. None with
     --no-history, nor for a report on folders or databases the user named (a report on them alone)."""
     from xshare.history import gone_sessions, keep
+    from xshare.packed import PackedRows, in_window
 
     if args.demo:
-        return [], 0
+        return PackedRows(), 0
     remembered = keep(measured.rows)
     named = (args.claude_root, args.hermes_db, args.codex_home, args.gemini_home, args.opencode_db,
              args.openclaw_home)
     if getattr(args, "no_history", False) or any(named):
-        return [], 0
-    same, other = gone_sessions(measured.rows, remembered, measured.tokenizer.name)
-    return ([row for row in same if window.place(row) == "in"],
-            sum(1 for row in other if window.place(row) == "in"))
+        return PackedRows(), 0
+    same, other = gone_sessions((), remembered, measured.tokenizer.name)  # keep() left out the measured
+    return in_window(same, window.place)[0], sum(1 for row in other if window.place(row) == "in")
 
 
 def cmd_collect(args: argparse.Namespace) -> int:
     from xshare.report import group_key, summarize
-    from xshare.rows import merge_rows, read_rows, write_rows
+    from xshare.rows import merge_packed, read_packed, write_rows
 
     window = _window(args)
     if window is None:
@@ -248,13 +251,13 @@ def cmd_collect(args: argparse.Namespace) -> int:
     path = Path(args.rows)
     from xshare.identity import stamped
 
-    merged, added, replaced = merge_rows(read_rows(path), stamped(rows))
+    merged, added, replaced = merge_packed(read_packed(path), stamped(rows))
     try:
         write_rows(path, merged)
     except OSError as error:
         _say(f"could not write the rows file: {error.strerror or error}")
         return 1
-    interactive = summarize([row for row in merged if group_key(row) == "claude-code/interactive"])
+    interactive = summarize(row for row in merged if group_key(row) == "claude-code/interactive")
     group = interactive.get("claude-code/interactive")
     to_date = (
         f"claude-code/interactive share to date {group['exploration_share_of_context']:.1%} "

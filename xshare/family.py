@@ -21,6 +21,7 @@ One function serves the report, `xshare session` and the live hook, so all three
 from __future__ import annotations
 
 from xshare.ledger import CATEGORIES, OVERHEAD, REREAD, USAGE_FIELDS, share
+from xshare.store import dumps, loads
 
 
 def _size(snapshot: dict) -> int:
@@ -110,3 +111,24 @@ def complete_rows(rows: list[dict]) -> list[dict]:
             children.setdefault(row["parent"], []).append(row)
     return [complete_with_unrecorded(row, children.get(row["id"], [])) if row.get("agent") == "claude-code" else row
             for row in rows]
+
+
+def complete_packed(items: list[bytes]) -> list[bytes]:
+    """complete_rows() over rows kept as JSON bytes (xshare.packed), in place: only a completed row is
+    decoded and packed again; of a subagent's row only what completing its parent reads is kept."""
+    children: dict[str, list[dict]] = {}
+    owners = []
+    for index, item in enumerate(items):
+        row = loads(item)
+        if row.get("agent") != "claude-code":
+            continue
+        if row.get("parent"):
+            children.setdefault(row["parent"], []).append(
+                {"prompt_tokens_billed": row["prompt_tokens_billed"], "usage": row["usage"],
+                 "compaction_snapshots": row.get("compaction_snapshots")})
+        elif row.get("cost_state"):
+            owners.append(index)
+    for index in owners:
+        row = loads(items[index])
+        items[index] = dumps(complete_with_unrecorded(row, children.get(row["id"], [])))
+    return items

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Iterable, Iterator
 
 from xshare.store import atomic_write, state_dir
 
@@ -35,10 +36,11 @@ def person_id() -> str | None:
     return os.environ.get("XSHARE_PERSON", "").strip() or None
 
 
-def stamped(rows: list[dict]) -> list[dict]:
-    """The rows with this machine's id and the person's (if set), for a rows file others may pool."""
+def stamped(rows: Iterable[dict]) -> Iterator[dict]:
+    """The rows with this machine's id and the person's (if set), for a rows file others may pool; one
+    at a time, as they are written."""
     ids = {"machine": machine_id()}
     person = person_id()
     if person:
         ids["person"] = person
-    return [{**row, **ids} for row in rows]
+    return ({**row, **ids} for row in rows)

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import sys
 from collections import defaultdict
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
 from xshare.printable import printable
-from xshare.report import ANECDOTE_BELOW, _pct, _table, parse_time, reading, summarize
+from xshare.report import ANECDOTE_BELOW, Tally, _pct, _table, parse_time, reading
 from xshare.store import atomic_write, dumps, read_json, state_dir
 from xshare.timestamps import session_time, to_utc
 
@@ -40,14 +41,57 @@ def split_by_period(rows: list[dict], by: str) -> dict[str, list[dict]]:
     return dict(sorted(members.items()))
 
 
-def _undated(rows: list[dict]) -> int:
-    return sum(1 for row in rows if session_time(row.get("started_at")) is None)
+class OverTime:
+    """--by's periods and the marks' two sides, summed as rows come (never the rows themselves)."""
+
+    def __init__(self, by: str | None, marks: list[dict]) -> None:
+        self.by, self.marks = by, marks
+        self.periods: dict[str, Tally] = {}
+        self.moments = [parse_time(mark["at"]) for mark in marks]
+        self.sides = [(Tally(), Tally()) for _ in marks]  # interactive sessions before, and at or after
+        self.undated = 0  # sessions with no plausible start: in no period, on neither side of a mark
+
+    def add(self, row: dict) -> None:
+        started = session_time(row.get("started_at"))
+        if started is None:
+            self.undated += 1
+            return
+        if self.by:
+            period = period_of(started, self.by)
+            tally = self.periods.get(period)
+            if tally is None:
+                tally = self.periods[period] = Tally()
+            tally.add(row)
+        if row.get("source") == "interactive":
+            for moment, (before, after) in zip(self.moments, self.sides, strict=True):
+                (before if started < moment else after).add(row)
+
+    def ordered(self) -> list[tuple[str, Tally]]:
+        return sorted(self.periods.items())
 
 
-def periods_json(rows: list[dict], by: str) -> dict:
-    return {"by": by, "periods": {period: {"sessions": len(members), "groups": summarize(members)}
-                                  for period, members in split_by_period(rows, by).items()},
-            "undated_sessions": _undated(rows)}
+def over_time(rows: Iterable[dict], by: str | None, marks: list[dict]) -> OverTime:
+    summed = OverTime(by, marks)
+    for row in rows:
+        summed.add(row)
+    return summed
+
+
+def sum_rows(rows: Iterable[dict], by: str | None, marks: list[dict]) -> tuple[Tally, OverTime]:
+    """The report's groups, and --by's periods and the marks' sides, in one pass over the rows (each
+    decoded in turn when they are packed): sums and a share per session are kept, never the rows."""
+    tally, summed = Tally(), OverTime(by, marks)
+    for row in rows:
+        tally.add(row)
+        summed.add(row)
+    return tally, summed
+
+
+def periods_json(rows: Iterable[dict] | OverTime, by: str) -> dict:
+    summed = rows if isinstance(rows, OverTime) else over_time(rows, by, [])
+    return {"by": by, "periods": {period: {"sessions": tally.sessions, "groups": tally.groups()}
+                                  for period, tally in summed.ordered()},
+            "undated_sessions": summed.undated}
 
 
 def _period_lines(period: str, groups: dict[str, dict]) -> list[tuple[str, ...]]:
@@ -55,15 +99,16 @@ def _period_lines(period: str, groups: dict[str, dict]) -> list[tuple[str, ...]]
              _pct(g["median_session_share"]), _pct(g["recorded_over_billed"])) for key, g in groups.items()]
 
 
-def periods_text(rows: list[dict], by: str) -> str:
+def periods_text(rows: Iterable[dict] | OverTime, by: str) -> str:
     """One line per period and group: its sessions, pooled and median share, calibration."""
+    summed = rows if isinstance(rows, OverTime) else over_time(rows, by, [])
     table = []
-    for period, members in split_by_period(rows, by).items():
-        table += _period_lines(period, summarize(members))
+    for period, tally in summed.ordered():
+        table += _period_lines(period, tally.groups())
     header = ("Period  agent / source", "Sessions", "Exploration of context", "Median session",
               "Recorded / billed")
     few = f"A period of fewer than {ANECDOTE_BELOW} sessions in a group is an anecdote, not a finding."
-    undated = _undated(rows)
+    undated = summed.undated
     without = [f"{undated:,} session{'s' if undated != 1 else ''} with no plausible start time: in no period."]
     return "\n".join([f"By {by} (when sessions started, UTC):", "", *_table(header, table), "", few,
                       *(without if undated else []), ""])
@@ -94,41 +139,28 @@ def add_mark(label: str, at: datetime) -> dict:
     return mark
 
 
-def _side(rows: list[dict]) -> dict:
+def _side(tally: Tally) -> dict:
     """One side of a mark: the interactive groups' sessions, shares and reading."""
-    groups = summarize([row for row in rows if row.get("source") == "interactive"])
     return {key: {"sessions": g["sessions"], "exploration_share_of_context": g["exploration_share_of_context"],
                   "median_session_share": g["median_session_share"], "recorded_over_billed": g["recorded_over_billed"],
-                  "reading": g["reading"]} for key, g in groups.items()}
+                  "reading": g["reading"]} for key, g in tally.groups().items()}
 
 
-def split_at(rows: list[dict], at: datetime) -> tuple[list[dict], list[dict]]:
-    """The rows of sessions started before the moment, and those started at or after it."""
-    before, after = [], []
-    for row in rows:
-        started = session_time(row.get("started_at"))
-        if started is not None:
-            (before if started < at else after).append(row)
-    return before, after
+def marks_json(rows: Iterable[dict] | OverTime, marks: list[dict]) -> list[dict]:
+    summed = rows if isinstance(rows, OverTime) else over_time(rows, None, marks)
+    return [{**mark, "before": _side(before), "after": _side(after)}
+            for mark, (before, after) in zip(marks, summed.sides, strict=True)]
 
 
-def marks_json(rows: list[dict], marks: list[dict]) -> list[dict]:
-    result = []
-    for mark in marks:
-        before, after = split_at(rows, parse_time(mark["at"]))
-        result.append({**mark, "before": _side(before), "after": _side(after)})
-    return result
-
-
-def marks_text(rows: list[dict], marks: list[dict]) -> str:
+def marks_text(rows: Iterable[dict] | OverTime, marks: list[dict]) -> str:
     """Before and after each mark, with the session counts each side rests on."""
     if not marks:
         return ""
+    summed = rows if isinstance(rows, OverTime) else over_time(rows, None, marks)
     lines = ["Before and after the changes you marked (interactive sessions):", ""]
-    for mark in marks:
+    for mark, (before, after) in zip(marks, summed.sides, strict=True):
         at = parse_time(mark["at"])
         lines.append(f"  {printable(mark['label'])} ({at:%Y-%m-%d %H:%M} UTC):")
-        before, after = split_at(rows, at)
         sides = {"before": _side(before), "after": _side(after)}
         for key in sorted(set(sides["before"]) | set(sides["after"])):
             for name, side in sides.items():

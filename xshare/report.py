@@ -6,8 +6,10 @@ Everything here works on session rows, so stdout can only ever hold aggregates.
 from __future__ import annotations
 
 import statistics
-from collections import defaultdict
-from dataclasses import dataclass
+from array import array
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from xshare import METHOD_VERSION, __version__
@@ -149,53 +151,118 @@ def reading(pooled: float | None, median: float | None, sessions: int) -> str:
     return text
 
 
-def summarize(rows: list[dict]) -> dict[str, dict]:
+def summarize(rows: Iterable[dict]) -> dict[str, dict]:
     """Pooled figures per agent/source group, in report order."""
-    members: dict[str, list[dict]] = defaultdict(list)
+    tally = Tally()
     for row in rows:
-        members[group_key(row)].append(row)
-    groups = {}
-    for key in sorted(members, key=_order):
-        group = members[key]
-        billed = {category: sum(row["billed_tokens"][category] for row in group) for category in CATEGORIES}
-        first_time = {category: sum(row["first_time_tokens"][category] for row in group) for category in CATEGORIES}
-        context = sum(row["context_tokens"] for row in group)
-        prompt = sum(row["prompt_tokens_billed"] for row in group)
-        per_session = (row["exploration_share_of_context"] for row in group)
-        known = [value for value in per_session if value is not None]
-        pooled = share(billed["exploration"], context)
-        median = statistics.median(known) if known else None
-        agent, _, source = key.partition("/")
-        groups[key] = {
+        tally.add(row)
+    return tally.groups()
+
+
+@dataclass
+class GroupSums:
+    """One group's running sums: a few numbers, and one float per session for the median, whatever the
+    number of sessions (a report over many sessions keeps these, never the rows)."""
+
+    sessions: int = 0
+    with_calls: int = 0
+    api_calls: int = 0
+    prompt: int = 0
+    context: int = 0
+    unrecorded_calls: int = 0
+    unrecorded_prompt: int = 0
+    unrecorded_reviews: int = 0
+    usage_unknown: int = 0
+    tasks: Counter = field(default_factory=Counter)
+    billed: list = field(default_factory=lambda: [0] * len(CATEGORIES))
+    first_time: list = field(default_factory=lambda: [0] * len(CATEGORIES))
+    shares: array = field(default_factory=lambda: array("d"))  # 8 bytes a session, not a float object's 32
+
+    def add(self, row: dict) -> None:
+        """Raises KeyError or TypeError on a row missing a figure or holding a non-number, before any
+        sum changes (a rows file's reader then counts the row as unreadable)."""
+        billed = [row["billed_tokens"][category] for category in CATEGORIES]
+        first = [row["first_time_tokens"][category] for category in CATEGORIES]
+        calls = row["api_calls"]
+        sum(billed) + sum(first) + calls + row["prompt_tokens_billed"] + row["context_tokens"]
+        sum(row.get(name, 0) for name in ("unrecorded_calls", "unrecorded_prompt_tokens"))
+        self.sessions += 1
+        self.with_calls += 1 if calls else 0
+        self.api_calls += calls
+        self.prompt += row["prompt_tokens_billed"]
+        self.context += row["context_tokens"]
+        self.unrecorded_calls += row.get("unrecorded_calls", 0)
+        self.unrecorded_prompt += row.get("unrecorded_prompt_tokens", 0)
+        self.unrecorded_reviews += row.get("unrecorded_reviews", 0)
+        self.usage_unknown += 1 if row.get("usage_unknown") else 0
+        tasks = row.get("unrecorded_tasks")
+        if isinstance(tasks, dict) and all(type(count) is int for count in tasks.values()):
+            self.tasks.update(tasks)
+        for index in range(len(CATEGORIES)):
+            self.billed[index] += billed[index]
+            self.first_time[index] += first[index]
+        value = row["exploration_share_of_context"]
+        if isinstance(value, (int, float)):
+            self.shares.append(value)
+
+    def figures(self, agent: str, source: str) -> dict:
+        """The group's figures, as the report prints them."""
+        billed = dict(zip(CATEGORIES, self.billed, strict=True))
+        first_time = dict(zip(CATEGORIES, self.first_time, strict=True))
+        pooled = share(billed["exploration"], self.context)
+        median = statistics.median(self.shares) if self.shares else None
+        return {
             "agent": agent,
             "source": source,
-            "sessions": len(group),
-            "sessions_with_api_calls": sum(1 for row in group if row["api_calls"]),
-            "api_calls": sum(row["api_calls"] for row in group),
-            "prompt_tokens_billed": prompt,
+            "sessions": self.sessions,
+            "sessions_with_api_calls": self.with_calls,
+            "api_calls": self.api_calls,
+            "prompt_tokens_billed": self.prompt,
             # billed calls the record does not show (Claude Code's compactions, Hermes's title and compression
             # calls): part of the two figures above and of the context, counted here so they can be told apart
-            "unrecorded_calls": sum(row.get("unrecorded_calls", 0) for row in group),
-            "unrecorded_prompt_tokens": sum(row.get("unrecorded_prompt_tokens", 0) for row in group),
-            "unrecorded_tasks": _summed_tasks(group),
+            "unrecorded_calls": self.unrecorded_calls,
+            "unrecorded_prompt_tokens": self.unrecorded_prompt,
+            "unrecorded_tasks": dict(sorted(self.tasks.items())),
             # Hermes's background reviews: billed, recorded nowhere, so estimated and not counted above
-            "unrecorded_reviews": sum(row.get("unrecorded_reviews", 0) for row in group),
+            "unrecorded_reviews": self.unrecorded_reviews,
             # sessions whose agent recorded no token usage (Codex before 0.3x): counted, share unknown
-            "usage_unknown_sessions": sum(1 for row in group if row.get("usage_unknown")),
-            "context_tokens": context,
-            "recorded_over_billed": share(context, prompt),
+            "usage_unknown_sessions": self.usage_unknown,
+            "context_tokens": self.context,
+            "recorded_over_billed": share(self.context, self.prompt),
             "exploration_share_of_context": pooled,
-            "exploration_share_of_prompt": share(billed["exploration"], prompt),
+            "exploration_share_of_prompt": share(billed["exploration"], self.prompt),
             "median_session_share": median,
             # files the agent re-sent on its own after a compaction: beside exploration, not in it (README)
-            "reread_share_of_context": share(billed[REREAD], context),
-            "reread_share_of_prompt": share(billed[REREAD], prompt),
-            "shares_of_context": {category: share(billed[category], context) for category in CATEGORIES},
+            "reread_share_of_context": share(billed[REREAD], self.context),
+            "reread_share_of_prompt": share(billed[REREAD], self.prompt),
+            "shares_of_context": {category: share(billed[category], self.context) for category in CATEGORIES},
             "billed_tokens": billed,
             "first_time_tokens": first_time,
-            "reading": reading(pooled, median, len(group)) if source == "interactive" else None,
+            "reading": reading(pooled, median, self.sessions) if source == "interactive" else None,
         }
-    return groups
+
+
+class Tally:
+    """Session rows summed per agent/source group as they come: summarize() without keeping the rows."""
+
+    def __init__(self) -> None:
+        self.by_group: dict[str, GroupSums] = {}
+
+    def add(self, row: dict) -> None:
+        key = group_key(row)
+        group = self.by_group.get(key)
+        if group is None:
+            group = self.by_group[key] = GroupSums()
+        group.add(row)
+
+    @property
+    def sessions(self) -> int:
+        return sum(group.sessions for group in self.by_group.values())
+
+    def groups(self) -> dict[str, dict]:
+        """Pooled figures per group, in report order."""
+        ordered = sorted(self.by_group, key=_order)
+        return {key: self.by_group[key].figures(*key.split("/", 1)) for key in ordered}
 
 
 # --- output ---------------------------------------------------------------------------------------
@@ -306,15 +373,6 @@ def unrecorded_note(agent: str, calls: int, tokens: int, tasks: dict | None = No
     else:
         source = "compactions, from Claude Code's own usage totals"
     return f"{what} ({tokens:,} prompt tokens) billed but not in the record: {source}"
-
-
-def _summed_tasks(rows: list[dict]) -> dict[str, int]:
-    """Hermes: the auxiliary calls of a group by task (title_generation, compression, ...)."""
-    tasks: dict[str, int] = {}
-    for row in rows:
-        for task, count in (row.get("unrecorded_tasks") or {}).items():
-            tasks[task] = tasks.get(task, 0) + count
-    return dict(sorted(tasks.items()))
 
 
 def _unrecorded_lines(groups: dict[str, dict]) -> list[str]:

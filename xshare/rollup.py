@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import statistics
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -19,72 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from xshare.ledger import CATEGORIES, REREAD, share
 from xshare.plausible import NO_SESSION, NOT_A_ROW, row_problem
-from xshare.report import _order, reading
+from xshare.report import GroupSums, _order
 from xshare.store import loads, open_regular
 from xshare.timestamps import session_time
 
 MAX_LINE = 4 << 20  # bytes; a row is a few KB, one with every compaction's snapshot rarely 100 KB
-
-
-@dataclass
-class _Group:
-    sessions: int = 0
-    with_calls: int = 0
-    api_calls: int = 0
-    prompt: int = 0
-    context: int = 0
-    unrecorded_calls: int = 0
-    unrecorded_prompt: int = 0
-    usage_unknown: int = 0
-    tasks: Counter = field(default_factory=Counter)
-    billed: list = field(default_factory=lambda: [0] * len(CATEGORIES))
-    first_time: list = field(default_factory=lambda: [0] * len(CATEGORIES))
-    shares: list = field(default_factory=list)
-
-    def add(self, row: dict) -> None:
-        """A row that passed plausible.row_problem (every figure it sums is a plausible count)."""
-        calls = row["api_calls"]
-        self.sessions += 1
-        self.with_calls += 1 if calls else 0
-        self.api_calls += calls
-        self.prompt += row["prompt_tokens_billed"]
-        self.context += row["context_tokens"]
-        self.unrecorded_calls += row.get("unrecorded_calls") or 0
-        self.unrecorded_prompt += row.get("unrecorded_prompt_tokens") or 0
-        self.usage_unknown += 1 if row.get("usage_unknown") else 0
-        tasks = row.get("unrecorded_tasks")
-        if tasks:
-            self.tasks.update(tasks)
-        for index, category in enumerate(CATEGORIES):
-            self.billed[index] += row["billed_tokens"][category]
-            self.first_time[index] += row["first_time_tokens"][category]
-        value = row["exploration_share_of_context"]
-        if value is not None:
-            self.shares.append(value)
-
-    def figures(self, agent: str, source: str) -> dict:
-        """The group as summarize() gives it."""
-        billed = dict(zip(CATEGORIES, self.billed, strict=True))
-        first_time = dict(zip(CATEGORIES, self.first_time, strict=True))
-        pooled = share(billed["exploration"], self.context)
-        median = statistics.median(self.shares) if self.shares else None
-        return {
-            "agent": agent, "source": source, "sessions": self.sessions, "sessions_with_api_calls": self.with_calls,
-            "api_calls": self.api_calls, "prompt_tokens_billed": self.prompt,
-            "unrecorded_calls": self.unrecorded_calls, "unrecorded_prompt_tokens": self.unrecorded_prompt,
-            "unrecorded_tasks": dict(sorted(self.tasks.items())), "usage_unknown_sessions": self.usage_unknown,
-            "context_tokens": self.context, "recorded_over_billed": share(self.context, self.prompt),
-            "exploration_share_of_context": pooled,
-            "exploration_share_of_prompt": share(billed["exploration"], self.prompt),
-            "median_session_share": median,
-            "reread_share_of_context": share(billed[REREAD], self.context),
-            "reread_share_of_prompt": share(billed[REREAD], self.prompt),
-            "shares_of_context": {category: share(billed[category], self.context) for category in CATEGORIES},
-            "billed_tokens": billed, "first_time_tokens": first_time,
-            "reading": reading(pooled, median, self.sessions) if source == "interactive" else None,
-        }
 
 
 @dataclass
@@ -99,7 +38,7 @@ class Rollup:
     without_machine: int = 0
     machines: set = field(default_factory=set)
     people: set = field(default_factory=set)
-    by_tokenizer: dict = field(default_factory=dict)  # tokenizer -> {(agent, source): _Group}
+    by_tokenizer: dict = field(default_factory=dict)  # tokenizer -> {(agent, source): GroupSums}
 
     def tokenizer(self) -> str | None:
         """The tokenizer most sessions were counted with: the one the figures use."""
@@ -239,7 +178,7 @@ def _take(rollup: Rollup, row: dict, place: Callable[[dict], str]) -> None:
     groups = rollup.by_tokenizer.setdefault(str(row.get("tokenizer")), {})
     group = groups.get((row["agent"], row.get("source")))
     if group is None:
-        group = groups[(row["agent"], row.get("source"))] = _Group()
+        group = groups[(row["agent"], row.get("source"))] = GroupSums()
     group.add(row)
     rollup.rows += 1
     machine, person = row.get("machine"), row.get("person")

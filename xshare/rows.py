@@ -3,39 +3,49 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
+from xshare.packed import PackedRows
 from xshare.plausible import row_problem
-from xshare.store import atomic_write, dumps, loads, read_regular
+from xshare.store import atomic_write, dumps, loads, open_regular
 from xshare.timestamps import session_time
 
 
-def write_rows(path: Path, rows: list[dict]) -> None:
+def write_rows(path: Path, rows: Iterable[dict] | PackedRows) -> None:
     """One JSON line per session, replacing the file (atomically: a reader never sees half of it); its
-    folder must exist, as for any path the user names."""
-    atomic_write(path, b"".join(dumps(row) + b"\n" for row in rows), make_folders=False)
+    folder must exist, as for any path the user names. Written a row at a time, never whole in memory."""
+    lines = ((item + b"\n" for item in rows.items) if isinstance(rows, PackedRows)
+             else (dumps(row) + b"\n" for row in rows))
+    atomic_write(path, lines, make_folders=False)
 
 
 def read_rows(path: Path) -> list[dict]:
     """The rows already recorded; a missing file is empty, a bad line (unreadable, or a row the report
     could not sum: plausible.row_problem) is skipped and reported, and left out of the file rewritten."""
+    return list(read_packed(path))
+
+
+def read_packed(path: Path) -> PackedRows:
+    """read_rows(), each row kept as its line (a third of its dict's memory)."""
+    rows, bad = PackedRows(), 0
     try:
-        data = read_regular(path)
+        handle = open_regular(path)
     except FileNotFoundError:
-        return []
-    rows, bad = [], 0
-    for line in data.splitlines():
-        if not line.strip():
-            continue
-        try:
-            row = loads(line)
-        except ValueError:
-            row = None
-        if row_problem(row) is None:
-            rows.append(row)
-        else:
-            bad += 1
+        return rows
+    with handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            try:
+                row = loads(line)
+            except ValueError:
+                row = None
+            if row_problem(row) is None:
+                rows.items.append(line.rstrip(b"\r\n"))
+            else:
+                bad += 1
     if bad:
         print(f"xshare: rows file: {bad} unreadable line{'s' if bad != 1 else ''} dropped (not a row, or a row "
               "with impossible figures or wrong types)", file=sys.stderr)
@@ -47,13 +57,21 @@ def _activity(row: dict) -> datetime | None:
     return session_time(row.get("last_activity")) or session_time(row.get("ended_at"))  # a 9999 row is replaced
 
 
-def merge_rows(recorded: list[dict], measured: list[dict]) -> tuple[list[dict], int, int]:
+def merge_rows(recorded: list[dict], measured: Iterable[dict]) -> tuple[list[dict], int, int]:
     """Append new sessions and replace those that have written since their row was recorded.
 
     A recorded row with no activity time at all is replaced once more, so it gains one.
     Returns the merged rows, how many were added and how many replaced.
     """
-    merged = {(row.get("agent"), row["id"]): row for row in recorded}
+    merged, added, replaced = merge_packed(PackedRows(dumps(row) for row in recorded), measured)
+    return list(merged), added, replaced
+
+
+def merge_packed(recorded: PackedRows, measured: Iterable[dict]) -> tuple[PackedRows, int, int]:
+    """merge_rows() over packed rows: only a row compared is decoded."""
+    merged: dict[tuple, bytes] = {}
+    for item, row in recorded.pairs():
+        merged[(row.get("agent"), row["id"])] = item
     added = replaced = 0
     for row in measured:
         key = (row.get("agent"), row["id"])
@@ -61,9 +79,9 @@ def merge_rows(recorded: list[dict], measured: list[dict]) -> tuple[list[dict], 
         if old is None:
             added += 1
         else:
-            before, after = _activity(old), _activity(row)
+            before, after = _activity(loads(old)), _activity(row)
             if before is not None and (after is None or after <= before):
                 continue
             replaced += 1
-        merged[key] = row
-    return list(merged.values()), added, replaced
+        merged[key] = dumps(row)
+    return PackedRows(merged.values()), added, replaced

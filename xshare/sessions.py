@@ -10,15 +10,17 @@ from __future__ import annotations
 import os
 import sys
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from xshare import METHOD_VERSION
+from xshare import METHOD_VERSION, rows_cache
 from xshare import tokens as tokenizers
-from xshare.family import complete_rows, complete_with_unrecorded
+from xshare.family import complete_packed, complete_with_unrecorded
 from xshare.ids import key_path, normal_id, path_key
+from xshare.packed import PackedRows
 from xshare.plausible import row_problem
 from xshare.progress import Progress
 from xshare.sources import agents, claude, hermes, same_file
@@ -28,12 +30,14 @@ from xshare.timestamps import parse_time
 
 # below this much to read, starting worker processes costs more than it saves
 _PARALLEL_MIN_BYTES = 4 << 20
+_IN_FLIGHT = 4  # batches per worker submitted ahead of the results: workers stay busy, few futures live
+_BATCH_FILES, _BATCH_BYTES = 32, 1 << 20  # small sessions travel to a worker together, up to either
 _counter: tokenizers.Counter | None = None
 
 
 @dataclass
 class Measured:
-    rows: list[dict] = field(default_factory=list)
+    rows: PackedRows = field(default_factory=PackedRows)
     problems: Counter = field(default_factory=Counter)
     tokenizer: tokenizers.TokenizerChoice | None = None
     sources: dict[str, str] = field(default_factory=dict)  # agent -> "read" | "not found"
@@ -41,7 +45,8 @@ class Measured:
 
 
 def cache_path(agent: str = "claude") -> Path:
-    return state_dir() / "cache" / f"{agent}-rows.json"
+    """Where an agent's rows are cached (Claude Code's in lines, see xshare.rows_cache)."""
+    return rows_cache.cache_file() if agent == "claude" else state_dir() / "cache" / f"{agent}-rows.json"
 
 
 def _init_worker(choice: tokenizers.TokenizerChoice) -> None:
@@ -76,41 +81,49 @@ def measure_claude(
     use_cache: bool = True,
     workers: int | None = None,
 ) -> Measured:
-    """Rows for these transcripts; files last written before `since` cannot hold a session in it."""
+    """Rows for these transcripts; files last written before `since` cannot hold a session in it. The
+    rows are kept packed (xshare.packed), the cache's as the bytes it holds, so no report over many
+    sessions holds all their dicts."""
     result = Measured(tokenizer=choice)
-    cached = _load_cache(choice) if use_cache else {}
-    fresh: dict[str, list] = {}
-    todo: list[tuple[TranscriptFile, tuple[int, int]]] = []
     oldest_ns = int((since.timestamp() - 86400) * 1e9) if since else None
+    wanted: list[tuple[TranscriptFile, tuple[int, int]]] = []
     for file in files:
         stat = _stat(file)
         if stat is None:
             result.problems["transcripts that vanished or could not be read"] += 1
-            continue
-        if oldest_ns is not None and stat[1] < oldest_ns:
-            continue
+        elif oldest_ns is None or stat[1] >= oldest_ns:
+            wanted.append((file, stat))
+    cached = rows_cache.load(choice.name, {path_key(file.path) for file, _ in wanted}) if use_cache else {}
+    fresh: dict[str, rows_cache.Entry] = {}
+    todo: list[tuple[TranscriptFile, tuple[int, int]]] = []
+    for file, stat in wanted:
         entry = cached.get(path_key(file.path))
         if entry and entry[0] == stat[0] and entry[1] == stat[1]:
             fresh[path_key(file.path)] = entry
         else:
             todo.append((file, stat))
+    del cached, wanted
     todo.sort(key=lambda item: -item[1][0])
     for (file, stat), (row, problems) in zip(todo, _run(todo, choice, workers), strict=True):
-        fresh[path_key(file.path)] = [stat[0], stat[1], row, problems]
+        fresh[path_key(file.path)] = (stat[0], stat[1], problems, row)
     for entry in fresh.values():
-        result.rows.append(entry[2])
-        result.problems.update(entry[3])
-    result.rows = complete_rows(result.rows)
+        if entry[2]:
+            result.problems.update(entry[2])
+    result.rows = PackedRows(complete_packed([entry[3] for entry in fresh.values()]))
     if todo and _counter:
         result.tokenizer = _counter.choice  # the vocabulary may have proved unusable on load
     if use_cache and todo:
-        kept = {key: entry for key, entry in cached.items() if key_path(key).exists()}
-        _save_cache(result.tokenizer, {**kept, **fresh})
+        rows_cache.save(result.tokenizer.name, fresh)
     return result
 
 
-def measure_group(files: list[TranscriptFile]) -> list[tuple[dict, dict]]:
-    measured = [measure_file(file) for file in files]
+def _packed(measured: tuple[dict, dict]) -> tuple[bytes, dict | None]:
+    """A worker's result as it travels and is kept: the row's JSON, and its problems if any."""
+    return dumps(measured[0]), measured[1] or None
+
+
+def measure_group(files: list[TranscriptFile]) -> list[tuple[bytes, dict | None]]:
+    measured = [_packed(measure_file(file)) for file in files]
     _counter.flush()  # what this worker counted, for the others and for later runs
     return measured
 
@@ -128,7 +141,7 @@ def _flush() -> None:
         _counter.flush()
 
 
-def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None) -> list[tuple[dict, dict]]:
+def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None) -> list[tuple[bytes, dict | None]]:
     """Rows in the order of `todo`. A session's subagent and compaction files replay its texts, so
     they go to the same worker, whose count cache then tokenizes each shared text once."""
     if not todo:
@@ -144,12 +157,12 @@ def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None) ->
 
 
 def _run_with(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None, total: int,
-              progress: Progress) -> list[tuple[dict, dict]]:
+              progress: Progress) -> list[tuple[bytes, dict | None]]:
     workers = workers or os.cpu_count() or 1
     if workers < 2 or len(todo) < 2 or total < _PARALLEL_MIN_BYTES:
         measured = []
         for file, stat in todo:
-            measured.append(measure_file(file))
+            measured.append(_packed(measure_file(file)))
             progress.advance(1, stat[0])
         _flush()
         return measured
@@ -162,14 +175,38 @@ def _run_with(todo: list, choice: tokenizers.TokenizerChoice, workers: int | Non
     method = "fork" if sys.platform.startswith("linux") else "spawn"
     context = multiprocessing.get_context(method)
     results: list = [None] * len(todo)
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=(choice,)) as pool:
-        batches = {pool.submit(measure_group, [todo[i][0] for i in indexes]): indexes for indexes in ordered}
-        for batch in as_completed(batches):
-            indexes = batches[batch]
+    pending: dict = {}
+
+    def collect(done: set) -> None:
+        for batch in done:
+            indexes = pending.pop(batch)  # a done batch's future (and its rows) is not kept past here
             for index, one in zip(indexes, batch.result(), strict=True):
                 results[index] = one
             progress.advance(len(indexes), sum(todo[i][1][0] for i in indexes))
+
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=(choice,)) as pool:
+        for indexes in _batches(ordered, todo):
+            pending[pool.submit(measure_group, [todo[i][0] for i in indexes])] = indexes
+            if len(pending) >= workers * _IN_FLIGHT:  # a few batches ahead, not one future per session at once
+                collect(wait(pending, return_when=FIRST_COMPLETED).done)
+        while pending:
+            collect(wait(pending, return_when=FIRST_COMPLETED).done)
     return results
+
+
+def _batches(ordered: list[list[int]], todo: list) -> Iterator[list[int]]:
+    """Sessions (a family never split) in batches, largest first: a large session alone, small ones
+    together, so a hundred thousand small sessions are not as many futures and messages."""
+    batch: list[int] = []
+    size = 0
+    for indexes in ordered:
+        batch += indexes
+        size += sum(todo[i][1][0] for i in indexes)
+        if len(batch) >= _BATCH_FILES or size >= _BATCH_BYTES:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
 
 
 def _load_cache(choice: tokenizers.TokenizerChoice, agent: str = "claude") -> dict:

@@ -8,7 +8,7 @@ import json
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -42,8 +42,9 @@ except ImportError:  # the plugin runs with nothing but python3
     LOADS_VIEWS = False  # json.loads takes str, bytes or bytearray only
 
 
-def atomic_write(path: Path, data: bytes, make_folders: bool = True) -> None:
+def atomic_write(path: Path, data: bytes | Iterable[bytes], make_folders: bool = True) -> None:
     """Write via a temporary file in the same folder and rename, so readers never see half a file.
+    `data` may come in pieces (an iterable of bytes), so a large file is never whole in memory.
 
     Only a regular file is ever replaced: a device, FIFO, socket or folder at the path is refused (an
     OSError), never swapped for a file. A symlink is written through to the regular file it names, which
@@ -60,7 +61,10 @@ def atomic_write(path: Path, data: bytes, make_folders: bool = True) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            if isinstance(data, (bytes, bytearray, memoryview)):
+                handle.write(data)
+            else:
+                handle.writelines(data)
         if existing is not None:
             _keep_mode(tmp, existing)
         os.replace(tmp, target)
