@@ -158,7 +158,8 @@ def test_collect_merges_into_a_rows_file_a_line_at_a_time(capsys, claude: Path, 
     assert main(["collect", "--all", "--estimate", "--rows", str(rows_file)]) == 0
     captured = capsys.readouterr()
     assert "5 sessions added, 0 replaced" in captured.out
-    assert captured.err.strip().splitlines() == ["xshare: rows file: 1 unreadable line dropped"]
+    assert captured.err.strip().splitlines() == [
+        "xshare: rows file: 1 unreadable line dropped (not a row, or a row with impossible figures or wrong types)"]
     ids = [json.loads(line)["id"] for line in rows_file.read_text().splitlines()]
     assert len(ids) == len(set(ids)) == 15
 
