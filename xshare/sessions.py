@@ -19,12 +19,14 @@ from xshare import METHOD_VERSION
 from xshare import tokens as tokenizers
 from xshare.family import complete_rows, complete_with_unrecorded
 from xshare.progress import Progress
-from xshare.sources import agents, claude, hermes
+from xshare.sources import agents, claude, claude_copies, hermes
 from xshare.sources.claude import ClaudeTranscript, TranscriptFile
 from xshare.store import atomic_write, dumps, read_json, state_dir
 
 # below this much to read, starting worker processes costs more than it saves
 _PARALLEL_MIN_BYTES = 4 << 20
+# a cached transcript: size, mtime, row, problems, its own calls' start times, the calls read as copies
+_ENTRY = 6
 _counter: tokenizers.Counter | None = None
 
 
@@ -35,6 +37,7 @@ class Measured:
     tokenizer: tokenizers.TokenizerChoice | None = None
     sources: dict[str, str] = field(default_factory=dict)  # agent -> "read" | "not found"
     looked_in: list[str] = field(default_factory=list)  # for the "nothing found" message (stderr)
+    copied: dict[str, frozenset[str]] = field(default_factory=dict)  # transcript -> calls another file bills
 
 
 def cache_path(agent: str = "claude") -> Path:
@@ -47,15 +50,22 @@ def _init_worker(choice: tokenizers.TokenizerChoice) -> None:
         _counter = tokenizers.Counter(choice)
 
 
-def measure_file(file: TranscriptFile) -> tuple[dict, dict]:
-    """One transcript, start to end: its row (even with no API call) and its problems."""
-    transcript = ClaudeTranscript(file, _counter.count, _counter.name)
+def read_file(file: TranscriptFile, copied=(), detail: bool = False) -> ClaudeTranscript:
+    """One transcript read start to end, the calls in `copied` read as another file's."""
+    transcript = ClaudeTranscript(file, _counter.count, _counter.name, detail, copied)
     fallbacks = _counter.fallbacks
     transcript.catch_up()
     if _counter.fallbacks > fallbacks:  # texts tiktoken failed on (a Rust panic): estimated, and said so
         transcript.problems["texts tiktoken could not count, estimated as characters / 4"] += (
             _counter.fallbacks - fallbacks)
-    return transcript.row(), dict(transcript.problems)
+    return transcript
+
+
+def measure_file(file: TranscriptFile, copied=()) -> tuple[dict, dict, dict]:
+    """One transcript: its row (even with no API call), its problems, and its own calls' start times
+    (which other files may hold copies of: see claude_copies)."""
+    transcript = read_file(file, copied)
+    return transcript.row(), dict(transcript.problems), transcript.copies.times
 
 
 def _stat(file: TranscriptFile) -> tuple[int, int] | None:
@@ -87,26 +97,46 @@ def measure_claude(
         if oldest_ns is not None and stat[1] < oldest_ns:
             continue
         entry = cached.get(str(file.path))
-        if entry and entry[0] == stat[0] and entry[1] == stat[1]:
+        if entry and len(entry) == _ENTRY and entry[0] == stat[0] and entry[1] == stat[1]:
             fresh[str(file.path)] = entry
         else:
             todo.append((file, stat))
     todo.sort(key=lambda item: -item[1][0])
-    for (file, stat), (row, problems) in zip(todo, _run(todo, choice, workers), strict=True):
-        fresh[str(file.path)] = [stat[0], stat[1], row, problems]
+    for (file, stat), (row, problems, times) in zip(todo, _run(todo, choice, workers), strict=True):
+        fresh[str(file.path)] = [stat[0], stat[1], row, problems, times, []]
+    reread = _settle_copies(fresh, files, choice)
+    result.copied = {path: frozenset(entry[5]) for path, entry in fresh.items() if entry[5]}
     for entry in fresh.values():
         result.rows.append(entry[2])
         result.problems.update(entry[3])
     result.rows = complete_rows(result.rows)
     if todo and _counter:
         result.tokenizer = _counter.choice  # the vocabulary may have proved unusable on load
-    if use_cache and todo:
+    if use_cache and (todo or reread):
         kept = {path: entry for path, entry in cached.items() if Path(path).exists()}
         _save_cache(result.tokenizer, {**kept, **fresh})
     return result
 
 
-def measure_group(files: list[TranscriptFile]) -> list[tuple[dict, dict]]:
+def _settle_copies(fresh: dict[str, list], files: list[TranscriptFile], choice: tokenizers.TokenizerChoice) -> int:
+    """Each call billed once across the files read: a file holding calls another file holds earlier is read
+    again with them as copies (claude_copies). Returns how many files were read again."""
+    by_path = {str(file.path): file for file in files}
+    held = {path: (by_path[path].source, entry[4]) for path, entry in fresh.items()}
+    reread = 0
+    for path, lost in claude_copies.lost_calls(held).items():
+        entry = fresh[path]
+        if sorted(lost) != entry[5]:
+            _init_worker(choice)
+            entry[2], entry[3], _ = measure_file(by_path[path], lost)
+            entry[5] = sorted(lost)
+            reread += 1
+    if reread:
+        _flush()
+    return reread
+
+
+def measure_group(files: list[TranscriptFile]) -> list[tuple[dict, dict, dict]]:
     measured = [measure_file(file) for file in files]
     _counter.flush()  # what this worker counted, for the others and for later runs
     return measured
@@ -125,7 +155,7 @@ def _flush() -> None:
         _counter.flush()
 
 
-def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None) -> list[tuple[dict, dict]]:
+def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None) -> list[tuple[dict, dict, dict]]:
     """Rows in the order of `todo`. A session's subagent and compaction files replay its texts, so
     they go to the same worker, whose count cache then tokenizes each shared text once."""
     if not todo:
@@ -141,7 +171,7 @@ def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None) ->
 
 
 def _run_with(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None, total: int,
-              progress: Progress) -> list[tuple[dict, dict]]:
+              progress: Progress) -> list[tuple[dict, dict, dict]]:
     workers = workers or os.cpu_count() or 1
     if workers < 2 or len(todo) < 2 or total < _PARALLEL_MIN_BYTES:
         measured = []
@@ -362,13 +392,48 @@ def find_session(wanted: str, claude_roots: list[str] | None = None) -> Transcri
 
 def measure_one(file: TranscriptFile, choice: tokenizers.TokenizerChoice) -> tuple[dict, dict]:
     """One session's row, with the calls Claude Code billed but wrote into none of its family's files."""
+    _, row, problems = measure_session(file, choice)
+    return row, problems
+
+
+def measure_session(file: TranscriptFile, choice: tokenizers.TokenizerChoice, detail: bool = False,
+                    copied: frozenset[str] | None = None) -> tuple[ClaudeTranscript, dict, dict]:
+    """One session as `xshare session` and its page show it: the reader (with its per-call log when
+    `detail`), its row as the report has it, and its problems. The row leaves out calls an earlier file
+    holds (`copied`, else worked out from the files beside it) and adds the calls Claude Code billed but
+    wrote into none of its family's files."""
     _init_worker(choice)
-    row, problems = measure_file(file)
+    transcript = read_file(file, detail=detail)
+    lost = copied if copied is not None else copied_here(file, transcript.copies.times)
+    if lost:
+        transcript = read_file(file, lost, detail)
+    row = transcript.row()
     if row.get("cost_state"):
         family = [measure_file(member)[0] for member in claude.family_files(file)]
         row = complete_with_unrecorded(row, family)
     _flush()
-    return row, problems
+    return transcript, row, dict(transcript.problems)
+
+
+def copied_here(file: TranscriptFile, times: dict[str, str | None]) -> frozenset[str]:
+    """The calls of this file that an earlier transcript of its project folder holds too, as the report
+    decides it (claude_copies): from the report's cache where it is current, else from the files
+    whose request ids meet this file's (a scan, not a read, of the others)."""
+    project = claude_copies.project_folder(file.path)
+    if not times or project is None:
+        return frozenset()
+    cached = _load_cache(_counter.choice)
+    held = {str(file.path): (file.source, times)}
+    for other in map(claude.describe, claude_copies.transcripts_in(project)):
+        path = str(other.path)
+        if path in held:
+            continue
+        entry, stat = cached.get(path), _stat(other)
+        if entry and len(entry) == _ENTRY and stat and [entry[0], entry[1]] == list(stat):
+            held[path] = (other.source, entry[4])
+        elif not claude_copies.request_ids(other.path).isdisjoint(times):
+            held[path] = (other.source, measure_file(other)[2])
+    return claude_copies.lost_calls(held)[str(file.path)]
 
 
 def find_hermes_session(
