@@ -10,7 +10,11 @@ The reply is chosen from the last *user* message (the very last message may be a
   - a tool result or anything else gets a short text.
 More lines: `XGREP <pattern>`, `XGLOB <pattern>` (offered only with `--tools`), `XEDIT <path>|<old>|<new>`,
 `XWRITE <path>|<text>`, `XMCP <tool> <json arguments>` (an MCP tool, named as Claude Code offers it), and
-`XTHINK` (the reply opens with a thinking block). The bill is what tests/wire.py counts the request to be
+`XTHINK` (the reply opens with a thinking block). Failures: `XFAIL <status> <n>` answers the first n attempts
+of that prompt's request with HTTP <status> (529 overloaded, 500 api error; not billed, kept in `failed`);
+`XSTALL` bills the request, streams the prompt's tool calls whole and a text block begun, then holds it open until the
+client goes away (a CLI killed mid-stream; `stalled` is set once the partial reply is out).
+The bill is what tests/wire.py counts the request to be
 with o200k_base (cache read: the blocks the same lane, main session or subagent, sent last time), so every
 figure can be checked against `FakeAnthropic.requests`, each carrying its tokens by wire category.
 Each reply carries a `request-id` header, which Claude Code records as the
@@ -135,7 +139,14 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.split("?")[0].endswith("/count_tokens"):
             self._count_tokens(body)
             return
+        status = self.server.fake.failure(body)
+        if status:
+            self._error(status)
+            return
         billed = self.server.fake.bill(self.path, self.headers.get("user-agent", ""), body)
+        if "XSTALL" in billed.last_user_text.split() and not billed.subagent:
+            self._stall(billed, body)
+            return
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("request-id", billed.request_id)
@@ -145,6 +156,41 @@ class _Handler(BaseHTTPRequestHandler):
         for kind, data in events(billed, body.get("model", "claude-fake"), plan(body)):
             self.wfile.write(f"event: {kind}\ndata: {json.dumps(data)}\n\n".encode())
         self.wfile.flush()
+        self.close_connection = True
+
+    def _error(self, status: int) -> None:
+        kind = "overloaded_error" if status == 529 else "api_error"
+        reply = json.dumps({"type": "error", "error": {"type": kind, "message": "try again"}}).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("x-should-retry", "true")
+        self.send_header("content-length", str(len(reply)))
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.wfile.write(reply)
+        self.close_connection = True
+
+    def _stall(self, billed: Billed, body: dict) -> None:
+        """The reply's first events, then nothing until the client is gone (or the server stops)."""
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("request-id", billed.request_id)
+        self.send_header("connection", "close")
+        self.end_headers()
+        # the prompt's tool calls complete (Claude Code runs a tool as soon as its block ends), then a text
+        # block begun and never ended
+        calls = [block for block in plan(body) if block[0] == "tool"]
+        stream = events(billed, body.get("model", "claude-fake"), [*calls, ("text", "And the")])
+        for kind, data in stream[:1 + 3 * len(calls) + 2]:  # message_start, whole tool blocks, a text begun
+            self.wfile.write(f"event: {kind}\ndata: {json.dumps(data)}\n\n".encode())
+        self.wfile.flush()
+        self.server.fake.stalled.set()
+        try:
+            while not self.server.fake.stopping.wait(0.5):
+                self.wfile.write(b": still here\n\n")
+                self.wfile.flush()
+        except OSError:
+            pass  # the client went away
         self.close_connection = True
 
     def _count_tokens(self, body: dict) -> None:
@@ -200,6 +246,10 @@ class FakeAnthropic:
     def __init__(self, lifetime: float = 600.0) -> None:
         self.requests: list[Billed] = []
         self.token_counts: list[int] = []  # count_tokens requests: not billed, not in `requests`
+        self.failed: list[int] = []  # the HTTP status of each attempt answered with an error (not billed)
+        self._failures: dict[str, int] = {}  # prompt text -> errors served for it so far
+        self.stalled = threading.Event()
+        self.stopping = threading.Event()
         self._lock = threading.Lock()
         self._last_blocks: dict[bool, list[Block]] = {False: [], True: []}  # per lane: main session, subagent
         self.wire = Wire()
@@ -219,6 +269,7 @@ class FakeAnthropic:
         return self
 
     def stop(self) -> None:
+        self.stopping.set()
         self._deadline.cancel()
         self._server.shutdown()
         self._server.server_close()
@@ -242,6 +293,22 @@ class FakeAnthropic:
             self._last_blocks[subagent] = counted.blocks
             self.requests.append(billed)
         return billed
+
+    def failure(self, body: dict) -> int | None:
+        """The error status this attempt gets (an `XFAIL <status> <n>` line, for its first n attempts), or None."""
+        text, has_result = last_user_message(body)
+        if has_result or is_subagent(body):
+            return None
+        for line in text.splitlines():
+            words = line.split()
+            if len(words) == 3 and words[0] == "XFAIL":
+                with self._lock:
+                    served = self._failures.get(text, 0)
+                    if served < int(words[2]):
+                        self._failures[text] = served + 1
+                        self.failed.append(int(words[1]))
+                        return int(words[1])
+        return None
 
     def since(self, start: int) -> list[Billed]:
         """The requests made after the first `start` ones (one claude run's share of the log)."""

@@ -34,6 +34,7 @@ from xshare.html_analysis import (
     rebuild_weight,
 )
 from xshare.html_page import render_index, render_session
+from xshare.ids import path_key
 from xshare.outputs import refusal
 from xshare.paths import html_file
 from xshare.printable import printable
@@ -54,16 +55,13 @@ PAGE_VERSION = 1  # bump when the page's content changes, so --index regenerates
 # --- measuring a Claude Code transcript --------------------------------------------------------------
 
 
-def measure_detail(file: TranscriptFile, choice: tokenizers.TokenizerChoice) -> ClaudeTranscript:
-    """Read a transcript with the per-call log kept, through the reader and tokenizer `xshare session` uses."""
+def measure_detail(file: TranscriptFile, choice: tokenizers.TokenizerChoice,
+                   copied: frozenset[str] | None = None) -> tuple[ClaudeTranscript, dict, dict]:
+    """A session measured as `xshare session` measures it (same reader, tokenizer, copies and calls its
+    files did not record), with the per-call log kept: the reader, the row and the problems."""
     from xshare import sessions
 
-    sessions._init_worker(choice)  # the CLI's counter: same vocabulary, same fallback if it is unusable
-    counter = sessions._counter
-    transcript = ClaudeTranscript(file, counter.count, counter.name, detail=True)
-    transcript.catch_up()
-    counter.flush()
-    return transcript
+    return sessions.measure_session(file, choice, detail=True, copied=copied)
 
 
 def shown_path(path: Path) -> str:
@@ -76,16 +74,16 @@ def shown_path(path: Path) -> str:
 
 
 def claude_data(
-    file: TranscriptFile, choice: tokenizers.TokenizerChoice, origin: Callable[[Path], str] = shown_path
+    file: TranscriptFile, choice: tokenizers.TokenizerChoice, origin: Callable[[Path], str] = shown_path,
+    copied: frozenset[str] | None = None,
 ) -> SessionData:
-    """A Claude Code transcript's page input; `origin` says how to show where it was read from."""
-    transcript = measure_detail(file, choice)
+    """A Claude Code transcript's page input; `origin` says how to show where it was read from. Its row is
+    `xshare session --json`'s, calls billed but never written (compactions) included."""
+    transcript, row, problems = measure_detail(file, choice, copied)
     from xshare import sessions
 
     note = sessions._counter.choice.note if sessions._counter else ""
-    return from_ledger(transcript.ledger, transcript.row(), origin=origin(file.path), tokenizer_note=note,
-                       problems=dict(transcript.problems))
-
+    return from_ledger(transcript.ledger, row, origin=origin(file.path), tokenizer_note=note, problems=problems)
 
 
 # --- files and names -----------------------------------------------------------------------------
@@ -183,6 +181,7 @@ def write_session_page(
     origin: Callable[[Path], str] = shown_path,
     problems: Counter | None = None,
     subs: list[TranscriptFile] | None = None,
+    copied: frozenset[str] | None = None,
 ) -> Path:
     """Measure one transcript in detail and write its page, and its subagents' pages beside it; what
     went wrong reading them is added to `problems`.
@@ -196,7 +195,7 @@ def write_session_page(
         all_files = claude.discover(_roots(claude_roots))
     if subs is None:
         subs = subagent_files(file, all_files)
-    data = claude_data(file, choice, origin)
+    data = claude_data(file, choice, origin, copied)
     found = Counter(data.problems)
     index_exists = sub_rows is not None or (folder / "index.html").exists()
     data.index_href = "index.html" if index_exists else None
@@ -290,7 +289,8 @@ def write_index(
         page = folder / page_name(file.session_id)
         subs = children.get(file.session_id, [])
         if _page_stamp(page) != _stamp([file, *subs], measured.tokenizer.name):
-            write_session_page(file, choice, page, all_files=files, sub_rows=rows, origin=origin, subs=subs)
+            write_session_page(file, choice, page, all_files=files, sub_rows=rows, origin=origin, subs=subs,
+                               copied=measured.copied.get(path_key(file.path), frozenset()))
             written += 1
         entries.append(Linked(row, page.name))
     entries.sort(key=lambda entry: entry.row.get("last_activity") or "", reverse=True)

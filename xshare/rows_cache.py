@@ -1,9 +1,10 @@
 """The Claude Code rows cache: each transcript's row under its path, size and modification time.
 
-One JSON line a transcript after a header line (method, tokenizer): `[path, size, mtime_ns, problems]`, a
-tab, then the row's JSON. JSON holds no raw tab, so the first tab ends the head, and the row stays bytes:
-a report over many sessions reads its cache without turning every cached row into a dict, and writes it
-back a line at a time. A different tokenizer or method version makes every entry stale.
+One JSON line a transcript after a header line (method, tokenizer): `[path, size, mtime_ns, problems, times,
+copied]` (times: the file's own calls' start times; copied: the calls it holds that another file bills, see
+sources/claude_copies), a tab, then the row's JSON. JSON holds no raw tab, so the first tab ends the head,
+and the row stays bytes: a report over many sessions reads its cache without turning every cached row into
+a dict, and writes it back a line at a time. A different tokenizer or method version makes every entry stale.
 """
 
 from __future__ import annotations
@@ -12,13 +13,20 @@ import contextlib
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from xshare import METHOD_VERSION
 from xshare.ids import key_path
 from xshare.store import atomic_write, dumps, loads, state_dir
 
-# (size, mtime_ns, problems or None, the row's JSON)
-Entry = tuple[int, int, dict | None, bytes]
+
+class Entry(NamedTuple):
+    size: int
+    mtime_ns: int
+    problems: dict | None
+    row: bytes  # the row's JSON
+    times: dict  # the file's own calls: request id -> its first row's timestamp (or None)
+    copied: tuple  # request ids the file holds but another file bills
 
 
 def cache_file() -> Path:
@@ -66,11 +74,12 @@ def load(tokenizer: str, wanted: set[str]) -> dict[str, Entry]:
         if path not in wanted:
             continue
         try:
-            _, size, mtime, problems = loads(head)
+            _, size, mtime, problems, times, copied = loads(head)
         except (ValueError, TypeError):
             continue
-        if type(size) is int and type(mtime) is int and isinstance(problems, (dict, type(None))):
-            entries[path] = (size, mtime, problems or None, row)
+        if (type(size) is int and type(mtime) is int and isinstance(problems, (dict, type(None)))
+                and isinstance(times, dict) and isinstance(copied, list)):
+            entries[path] = Entry(size, mtime, problems or None, row, times, tuple(copied))
     return entries
 
 
@@ -80,8 +89,9 @@ def save(tokenizer: str, fresh: dict[str, Entry]) -> None:
 
     def lines() -> Iterator[bytes]:
         yield _header(tokenizer)
-        for name, (size, mtime, problems, row) in fresh.items():
-            yield dumps([name, size, mtime, problems or {}]) + b"\t" + row + b"\n"
+        for name, entry in fresh.items():
+            head = [name, entry.size, entry.mtime_ns, entry.problems or {}, entry.times, list(entry.copied)]
+            yield dumps(head) + b"\t" + entry.row + b"\n"
         for name, head, row in _entries(path, tokenizer):
             if name not in fresh and key_path(name).exists():
                 yield head + b"\t" + row + b"\n"

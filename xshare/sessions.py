@@ -23,7 +23,7 @@ from xshare.ids import key_path, normal_id, path_key
 from xshare.packed import PackedRows
 from xshare.plausible import row_problem
 from xshare.progress import Progress
-from xshare.sources import agents, claude, hermes, same_file
+from xshare.sources import agents, claude, claude_copies, hermes, same_file
 from xshare.sources.claude import ClaudeTranscript, TranscriptFile
 from xshare.store import atomic_write, dumps, read_json, state_dir
 from xshare.timestamps import parse_time
@@ -42,6 +42,7 @@ class Measured:
     tokenizer: tokenizers.TokenizerChoice | None = None
     sources: dict[str, str] = field(default_factory=dict)  # agent -> "read" | "not found"
     looked_in: list[str] = field(default_factory=list)  # for the "nothing found" message (stderr)
+    copied: dict[str, frozenset[str]] = field(default_factory=dict)  # path_key -> calls another file bills
 
 
 def cache_path(agent: str = "claude") -> Path:
@@ -55,15 +56,22 @@ def _init_worker(choice: tokenizers.TokenizerChoice) -> None:
         _counter = tokenizers.Counter(choice)
 
 
-def measure_file(file: TranscriptFile) -> tuple[dict, dict]:
-    """One transcript, start to end: its row (even with no API call) and its problems."""
-    transcript = ClaudeTranscript(file, _counter.count, _counter.name)
+def read_file(file: TranscriptFile, copied=(), detail: bool = False) -> ClaudeTranscript:
+    """One transcript read start to end, the calls in `copied` read as another file's."""
+    transcript = ClaudeTranscript(file, _counter.count, _counter.name, detail, copied)
     fallbacks = _counter.fallbacks
     transcript.catch_up()
     if _counter.fallbacks > fallbacks:  # texts tiktoken failed on (a Rust panic): estimated, and said so
         transcript.problems["texts tiktoken could not count, estimated as characters / 4"] += (
             _counter.fallbacks - fallbacks)
-    return transcript.row(), dict(transcript.problems)
+    return transcript
+
+
+def measure_file(file: TranscriptFile, copied=()) -> tuple[dict, dict, dict]:
+    """One transcript: its row (even with no API call), its problems, and its own calls' start times
+    (which other files may hold copies of: see claude_copies)."""
+    transcript = read_file(file, copied)
+    return transcript.row(), dict(transcript.problems), transcript.copies.times
 
 
 def _stat(file: TranscriptFile) -> tuple[int, int] | None:
@@ -98,31 +106,53 @@ def measure_claude(
     todo: list[tuple[TranscriptFile, tuple[int, int]]] = []
     for file, stat in wanted:
         entry = cached.get(path_key(file.path))
-        if entry and entry[0] == stat[0] and entry[1] == stat[1]:
+        if entry and entry.size == stat[0] and entry.mtime_ns == stat[1]:
             fresh[path_key(file.path)] = entry
         else:
             todo.append((file, stat))
     del cached, wanted
     todo.sort(key=lambda item: -item[1][0])
-    for (file, stat), (row, problems) in zip(todo, _run(todo, choice, workers), strict=True):
-        fresh[path_key(file.path)] = (stat[0], stat[1], problems, row)
+    for (file, stat), (row, problems, times) in zip(todo, _run(todo, choice, workers), strict=True):
+        fresh[path_key(file.path)] = rows_cache.Entry(stat[0], stat[1], problems, row, times, ())
+    reread = _settle_copies(fresh, files, choice)
+    result.copied = {key: frozenset(entry.copied) for key, entry in fresh.items() if entry.copied}
     for entry in fresh.values():
-        if entry[2]:
-            result.problems.update(entry[2])
-    result.rows = PackedRows(complete_packed([entry[3] for entry in fresh.values()]))
+        if entry.problems:
+            result.problems.update(entry.problems)
+    result.rows = PackedRows(complete_packed([entry.row for entry in fresh.values()]))
     if todo and _counter:
         result.tokenizer = _counter.choice  # the vocabulary may have proved unusable on load
-    if use_cache and todo:
+    if use_cache and (todo or reread):
         rows_cache.save(result.tokenizer.name, fresh)
     return result
 
 
-def _packed(measured: tuple[dict, dict]) -> tuple[bytes, dict | None]:
-    """A worker's result as it travels and is kept: the row's JSON, and its problems if any."""
-    return dumps(measured[0]), measured[1] or None
+def _settle_copies(fresh: dict[str, rows_cache.Entry], files: list[TranscriptFile],
+                   choice: tokenizers.TokenizerChoice) -> int:
+    """Each call billed once across the files read: a file holding calls another file holds earlier is read
+    again with them as copies (claude_copies). Returns how many files were read again."""
+    by_key = {path_key(file.path): file for file in files}
+    held = {key: (by_key[key].source, entry.times) for key, entry in fresh.items()}
+    reread = 0
+    for key, lost in claude_copies.lost_calls(held).items():
+        entry = fresh[key]
+        if tuple(sorted(lost)) != tuple(entry.copied):
+            _init_worker(choice)
+            row, problems, _ = measure_file(by_key[key], lost)
+            fresh[key] = entry._replace(problems=problems or None, row=dumps(row), copied=tuple(sorted(lost)))
+            reread += 1
+    if reread:
+        _flush()
+    return reread
 
 
-def measure_group(files: list[TranscriptFile]) -> list[tuple[bytes, dict | None]]:
+def _packed(measured: tuple[dict, dict, dict]) -> tuple[bytes, dict | None, dict]:
+    """A worker's result as it travels and is kept: the row's JSON, its problems if any, and its own calls'
+    start times (claude_copies)."""
+    return dumps(measured[0]), measured[1] or None, measured[2]
+
+
+def measure_group(files: list[TranscriptFile]) -> list[tuple[bytes, dict | None, dict]]:
     measured = [_packed(measure_file(file)) for file in files]
     _counter.flush()  # what this worker counted, for the others and for later runs
     return measured
@@ -141,7 +171,7 @@ def _flush() -> None:
         _counter.flush()
 
 
-def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None) -> list[tuple[bytes, dict | None]]:
+def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None) -> list[tuple[bytes, dict | None, dict]]:
     """Rows in the order of `todo`. A session's subagent and compaction files replay its texts, so
     they go to the same worker, whose count cache then tokenizes each shared text once."""
     if not todo:
@@ -157,7 +187,7 @@ def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None) ->
 
 
 def _run_with(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None, total: int,
-              progress: Progress) -> list[tuple[bytes, dict | None]]:
+              progress: Progress) -> list[tuple[bytes, dict | None, dict]]:
     workers = workers or os.cpu_count() or 1
     if workers < 2 or len(todo) < 2 or total < _PARALLEL_MIN_BYTES:
         measured = []
@@ -426,13 +456,49 @@ def find_session(wanted: str, claude_roots: list[str] | None = None) -> Transcri
 
 def measure_one(file: TranscriptFile, choice: tokenizers.TokenizerChoice) -> tuple[dict, dict]:
     """One session's row, with the calls Claude Code billed but wrote into none of its family's files."""
+    _, row, problems = measure_session(file, choice)
+    return row, problems
+
+
+def measure_session(file: TranscriptFile, choice: tokenizers.TokenizerChoice, detail: bool = False,
+                    copied: frozenset[str] | None = None) -> tuple[ClaudeTranscript, dict, dict]:
+    """One session as `xshare session` and its page show it: the reader (with its per-call log when
+    `detail`), its row as the report has it, and its problems. The row leaves out calls an earlier file
+    holds (`copied`, else worked out from the files beside it) and adds the calls Claude Code billed but
+    wrote into none of its family's files."""
     _init_worker(choice)
-    row, problems = measure_file(file)
+    transcript = read_file(file, detail=detail)
+    lost = copied if copied is not None else copied_here(file, transcript.copies.times)
+    if lost:
+        transcript = read_file(file, lost, detail)
+    row = transcript.row()
     if row.get("cost_state"):
         family = [measure_file(member)[0] for member in claude.family_files(file)]
         row = complete_with_unrecorded(row, family)
     _flush()
-    return row, problems
+    return transcript, row, dict(transcript.problems)
+
+
+def copied_here(file: TranscriptFile, times: dict[str, str | None]) -> frozenset[str]:
+    """The calls of this file that an earlier transcript of its project folder holds too, as the report
+    decides it (claude_copies): from the report's cache where it is current, else from the files
+    whose request ids meet this file's (a scan, not a read, of the others)."""
+    project = claude_copies.project_folder(file.path)
+    if not times or project is None:
+        return frozenset()
+    others = [claude.describe(path) for path in claude_copies.transcripts_in(project)]
+    cached = rows_cache.load(_counter.choice.name, {path_key(other.path) for other in others})
+    held = {path_key(file.path): (file.source, times)}
+    for other in others:
+        key = path_key(other.path)
+        if key in held:
+            continue
+        entry, stat = cached.get(key), _stat(other)
+        if entry and stat and (entry.size, entry.mtime_ns) == stat:
+            held[key] = (other.source, entry.times)
+        elif not claude_copies.request_ids(other.path).isdisjoint(times):
+            held[key] = (other.source, measure_file(other)[2])
+    return claude_copies.lost_calls(held)[path_key(file.path)]
 
 
 def find_hermes_session(

@@ -26,6 +26,7 @@ from collections import Counter
 from xshare.classify import classify_tool, command_of
 from xshare.ledger import USAGE_FIELDS, Ledger, session_row
 from xshare.sources import claude_lines as lines
+from xshare.sources.claude_copies import Copies
 from xshare.sources.claude_costs import cost_totals
 from xshare.sources.claude_files import (  # discovery lives there; these names are this module's API too
     AUTOMATED,
@@ -64,8 +65,9 @@ _ROW_KINDS = ("assistant", "user", "attachment", "system")
 class ClaudeTranscript:
     """Reads one transcript into a ledger; resumable from `to_state()` at any complete line."""
 
-    def __init__(self, file: TranscriptFile, count, tokenizer: str, detail: bool = False) -> None:
+    def __init__(self, file: TranscriptFile, count, tokenizer: str, detail: bool = False, copied=()) -> None:
         self.file = file
+        self.copies = Copies(file.path, file.source == INTERNAL, copied)  # calls another file bills
         self.count = count
         self.tokenizer = tokenizer
         self.ledger = Ledger(detail=detail)
@@ -137,7 +139,7 @@ class ClaudeTranscript:
         return not self.fingerprint or lines.fingerprint(handle, self.fingerprint[0]) == self.fingerprint
 
     def _start_over(self) -> None:
-        fresh = ClaudeTranscript(self.file, self.count, self.tokenizer, self.ledger.detail)
+        fresh = ClaudeTranscript(self.file, self.count, self.tokenizer, self.ledger.detail, self.copies.copied)
         fresh.problems = self.problems
         self.__dict__.update(fresh.__dict__)
 
@@ -240,11 +242,13 @@ class ClaudeTranscript:
         if isinstance(origin, str) and origin != get("sessionId"):
             self.forked = True  # a call another session made, copied here with its history
         if usage is not None:
+            key = get("requestId") or message.get("id") or get("uuid")
             snapshot = call_usage(usage)
-            if snapshot is None:
+            if self.copies.is_copy(key, row):
+                self._close_call()  # another file bills it; its rows still add context, after this file's call
+            elif snapshot is None:
                 self.problems["calls with unusable usage (not counted, no cap applied)"] += 1
             else:
-                key = get("requestId") or message.get("id") or get("uuid")
                 self._call(key, snapshot, message.get("model"), get("timestamp"), thread)
         content = message.get("content")
         if isinstance(content, str):
@@ -284,6 +288,7 @@ class ClaudeTranscript:
                 self.ledger.revise_call(snapshot[0] - previous[0], delta)
             return
         self._close_call()
+        self.copies.own(key, time)
         self.open_call = {"key": key, "snapshot": snapshot, "thread": thread,
                           "model": model if isinstance(model, str) else None,
                           "time": time if isinstance(time, str) else None}
@@ -470,6 +475,7 @@ class ClaudeTranscript:
             "fingerprint": self.fingerprint,
             "open_call": self.open_call,
             "held": self.held,
+            "copies": self.copies.to_state(),
         }
 
     @classmethod
@@ -491,4 +497,5 @@ class ClaudeTranscript:
         transcript.fingerprint = state["fingerprint"]
         transcript.open_call = state["open_call"]
         transcript.held = [list(entry) for entry in state["held"]]
+        transcript.copies = Copies.from_state(state["copies"], file.path, file.source == INTERNAL)
         return transcript
