@@ -1,7 +1,10 @@
 """The report over real Claude Code transcripts (../shared/corpus/claude), checked against a count
 written here from scratch: distinct requestId (else message.id) per file, the row with the largest
 output_tokens, prompt = input + cache_read + cache_creation; main files whose first entrypoint is sdk-*
-are automated. Skipped when the corpus is absent."""
+are automated. A request is billed once across the root (issue 19): never where its row names another
+session as `requestSessionId` (a fork's copy), else by the file whose row for it is earliest, then a main
+transcript before a subagent's before an internal agent's, then the first path. Skipped when the corpus
+is absent."""
 
 from __future__ import annotations
 
@@ -18,9 +21,12 @@ ROOTS = sorted(path for path in (CORPUS / "claude").glob("*") if path.is_dir()) 
 INTERNAL = ("agent-acompact-", "agent-aprompt_suggestion-", "agent-aside_question-")
 
 
+RANK = {"claude-code/subagent": 1, "claude-code/internal": 2}
+
+
 def independent_count(root: Path) -> tuple[Counter, Counter]:
-    calls, prompt = Counter(), Counter()
-    for path in (root / "projects").rglob("*.jsonl"):
+    holders: dict[str, list[tuple]] = {}  # request -> (time, rank, path, group, tokens) of each file not copying it
+    for path in sorted((root / "projects").rglob("*.jsonl")):
         relative = path.relative_to(root / "projects").parts
         if not (len(relative) == 2 or (len(relative) >= 4 and relative[2] == "subagents")):
             continue
@@ -31,6 +37,8 @@ def independent_count(root: Path) -> tuple[Counter, Counter]:
         else:
             group = "claude-code/interactive"
         best: dict[str, tuple[int, int]] = {}
+        first: dict[str, str] = {}
+        copies: set[str] = set()
         entrypoint = None
         for line in path.read_bytes().splitlines():
             try:
@@ -46,6 +54,10 @@ def independent_count(root: Path) -> tuple[Counter, Counter]:
             if message.get("model") == "<synthetic>" or row.get("isApiErrorMessage") or not isinstance(usage, dict):
                 continue
             key = row.get("requestId") or message.get("id") or row.get("uuid")
+            origin = row.get("requestSessionId")
+            if isinstance(origin, str) and origin != row.get("sessionId"):
+                copies.add(key)
+            first.setdefault(key, row["timestamp"] if isinstance(row.get("timestamp"), str) else "\uffff")
             tokens = sum(usage.get(name) or 0 for name in
                          ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
             output = usage.get("output_tokens") or 0
@@ -53,8 +65,14 @@ def independent_count(root: Path) -> tuple[Counter, Counter]:
                 best[key] = (tokens, output)
         if group == "claude-code/interactive" and (entrypoint or "").startswith("sdk-"):
             group = "claude-code/automated"  # claude -p and the Agent SDKs
-        calls[group] += len(best)
-        prompt[group] += sum(tokens for tokens, _ in best.values())
+        for key, (tokens, _) in best.items():
+            if key not in copies:
+                holders.setdefault(key, []).append((first[key], RANK.get(group, 0), str(path), group, tokens))
+    calls, prompt = Counter(), Counter()
+    for candidates in holders.values():
+        *_, group, tokens = min(candidates)
+        calls[group] += 1
+        prompt[group] += tokens
     return calls, prompt
 
 

@@ -136,8 +136,10 @@ def test_a_first_session_is_exact_with_no_network_and_no_vocabulary_named(tmp_pa
 
 def test_end_to_end_on_demo_transcripts(tmp_path: Path):
     demo = write_demo_corpus(tmp_path / "demo")
-    for source in sorted(demo.rglob("*.jsonl"), key=lambda item: -item.stat().st_size)[:2]:
-        replay_like_claude_code(source, tmp_path / "live" / source.name, tmp_path / "home", pieces=6)
+    for index, source in enumerate(sorted(demo.rglob("*.jsonl"), key=lambda item: -item.stat().st_size)[:2]):
+        # each in a folder of its own: a session's files beside each other would share request ids, which
+        # the hook (reading one file) and `session` (its whole project folder) then settle differently
+        replay_like_claude_code(source, tmp_path / "live" / str(index) / source.name, tmp_path / "home", pieces=6)
 
 
 @needs_corpus
