@@ -153,7 +153,9 @@ def plan(body: dict) -> list[tuple]:
     if has_result:
         return [("text", "Done.")]
     lines = [line.strip() for line in text.splitlines()]
-    calls = [call for call in map(_call, lines) if call]
+    # `a ;; b` on a line: two calls (an XAGENT line is one call: the rest is its prompt, read the same way)
+    calls = [call for line in lines for part in ([line] if line.startswith("XAGENT ") else line.split(" ;; "))
+             if (call := _call(part))]
     thinking = [("thinking", "Let me look at what was asked, then act.")] if "XTHINK" in lines else []
     return thinking + (calls or [("text", "OK.")])
 
