@@ -17,7 +17,7 @@ from claude_2_1_fixtures import OVERHEAD, NewSession, Provider, chars
 from conftest import append_in_pieces
 
 from xshare.cli import main
-from xshare.ledger import Ledger
+from xshare.ledger import ROUNDING_PER_MESSAGE, Ledger
 from xshare.media import image_size, image_tokens, media_tokens, pdf_pages
 from xshare.sources.claude import ClaudeTranscript, describe
 
@@ -108,7 +108,7 @@ def test_pdf_pages_plain_and_in_object_streams():
 
 
 def test_a_rounding_size_excess_trims_nothing_a_real_one_trims_the_oldest():
-    ledger = Ledger()
+    ledger = Ledger(rounding=ROUNDING_PER_MESSAGE)
     ledger.call(1000)  # overhead 1000
     for key in "abcde":
         ledger.add("conversation", 100, key=key)
@@ -118,6 +118,12 @@ def test_a_rounding_size_excess_trims_nothing_a_real_one_trims_the_oldest():
     assert ledger.present()[0]["conversation"] == 400
     ledger.call(1000 + 150)  # the bill dropped: messages go until what is left is within tolerance
     assert ledger.present()[0]["conversation"] == 100
+    assert Ledger.from_state(ledger.to_state()).rounding == ROUNDING_PER_MESSAGE
+    strict = Ledger()  # the other readers' ledgers: any excess trims
+    strict.call(1000)
+    strict.add("conversation", 100)
+    strict.call(1099)
+    assert strict.present()[0]["conversation"] == 0
 
 
 # --- a 2.1.332 session ----------------------------------------------------------------------------------

@@ -43,8 +43,7 @@ def test_the_billing_cap_drops_the_oldest_messages_for_good():
     ledger.call(20)  # overhead 10
     ledger.add("exploration", 50)
     ledger.add("shell", 5)
-    # 10 + 50 + 5 + overhead 10 = 75 > 65, beyond the rounding tolerance (2 a message): the oldest goes
-    ledger.call(65)
+    ledger.call(70)  # 10 + 50 + 5 + overhead 10 = 75 > 70: the oldest message (conversation) goes
     ledger.call(1000)  # a larger bill does not bring it back
     billed = ledger.billed_tokens()
     assert billed["conversation"] == 10

@@ -24,7 +24,7 @@ import os
 from collections import Counter
 
 from xshare.classify import classify_tool, command_of
-from xshare.ledger import REREAD, USAGE_FIELDS, Ledger, session_row
+from xshare.ledger import REREAD, ROUNDING_PER_MESSAGE, USAGE_FIELDS, Ledger, session_row
 from xshare.media import MAX_IMAGE_TOKENS, media_tokens
 from xshare.sources import claude_lines as lines
 from xshare.sources.claude_costs import cost_totals
@@ -77,7 +77,7 @@ class ClaudeTranscript:
         self.file = file
         self.count = count
         self.tokenizer = tokenizer
-        self.ledger = Ledger(detail=detail)
+        self.ledger = Ledger(detail=detail, rounding=ROUNDING_PER_MESSAGE)
         self.offset = 0
         self.identity: list | None = None  # (device, inode) of the file the offset belongs to
         self.seen_rows: set[str] = set()
@@ -505,6 +505,7 @@ class ClaudeTranscript:
     def from_state(cls, state: dict, file: TranscriptFile, count, tokenizer: str) -> ClaudeTranscript:
         transcript = cls(file, count, tokenizer)
         transcript.ledger = Ledger.from_state(state["ledger"])
+        transcript.ledger.rounding = ROUNDING_PER_MESSAGE  # a state saved before the tolerance: the same from now
         transcript.offset = state["offset"]
         transcript.identity = state["identity"]
         transcript.seen_rows = set(state["seen_rows"])
