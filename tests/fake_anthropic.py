@@ -10,10 +10,13 @@ The reply is chosen from the last *user* message (the very last message may be a
   - a tool result or anything else gets a short text.
 More lines: `XGREP <pattern>`, `XGLOB <pattern>` (offered only with `--tools`), `XEDIT <path>|<old>|<new>`,
 `XWRITE <path>|<text>`, `XMCP <tool> <json arguments>` (an MCP tool, named as Claude Code offers it), and
-`XTHINK` (the reply opens with a thinking block). Failures: `XFAIL <status> <n>` answers the first n attempts
-of that prompt's request with HTTP <status> (529 overloaded, 500 api error; not billed, kept in `failed`);
-`XSTALL` bills the request, streams the prompt's tool calls whole and a text block begun, then holds it open until the
-client goes away (a CLI killed mid-stream; `stalled` is set once the partial reply is out).
+`XTHINK` (the reply opens with a thinking block). A scripted turn: the lines after `XSTEPS` are the replies
+to the turn's rounds, one a round (the first to the prompt, the next to its results...), each line's calls
+joined by ` ;; `; `XREPEAT <n> <call>` stands for n such lines, `{k}` in them for the line's number, and
+`{task}` for the id of the last background task a result named. Failures: `XFAIL <status> <n>` answers the
+first n attempts of that prompt's request with HTTP <status> (529 overloaded, 500 api error; not billed, kept
+in `failed`); `XSTALL` bills the request, streams the prompt's tool calls whole and a text block begun, then
+holds it open until the client goes away (a CLI killed mid-stream; `stalled` is set once the partial reply is out).
 The bill is what tests/wire.py counts the request to be
 with o200k_base (cache read: the blocks the same lane, main session or subagent, sent last time), so every
 figure can be checked against `FakeAnthropic.requests`, each carrying its tokens by wire category.
@@ -24,6 +27,7 @@ row's `requestId`. The server is bounded: it shuts itself down after `lifetime` 
 from __future__ import annotations
 
 import json
+import re
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -33,6 +37,7 @@ from wire import Block, Wire, usage_of
 COMPACTION_OPENING = "CRITICAL: Respond with TEXT ONLY"
 SUMMARY_TEXT = "<summary>The user asked to read two small files and to run cat; both were read.</summary>"
 SUBAGENT_MARK = "cc_is_subagent=true"  # in the billing header block of a subagent's system prompt
+TASK_ID = re.compile(r"with ID: (\w+)")  # a background Bash's result names its task so
 
 
 @dataclass
@@ -103,15 +108,58 @@ def _call(line: str) -> tuple | None:
     return None
 
 
+def _text_of(message: dict) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(block.get("text", "") for block in content or [] if block.get("type") == "text")
+
+
+def _steps(lines: list[str]) -> list[str]:
+    steps: list[str] = []
+    for line in lines:
+        word, _, rest = line.partition(" ")
+        if word == "XREPEAT":
+            count, _, call = rest.partition(" ")
+            steps += [call] * int(count)
+        else:
+            steps.append(line)
+    return [step.replace("{k}", str(number + 1)) for number, step in enumerate(steps)]
+
+
+def scripted(body: dict) -> list[tuple] | None:
+    """The reply of a scripted turn (XSTEPS), or None if the turn is not one."""
+    messages = body.get("messages") or []
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].get("role") != "user":
+            continue
+        lines = [line.strip() for line in _text_of(messages[index]).splitlines()]
+        if "XSTEPS" not in lines:
+            continue
+        steps = _steps(lines[lines.index("XSTEPS") + 1:])
+        done = sum(1 for message in messages[index:] if message.get("role") == "assistant")
+        if done >= len(steps):
+            return [("text", "Done.")]
+        tasks = TASK_ID.findall(json.dumps(messages[index:]))
+        step = steps[done].replace("{task}", tasks[-1] if tasks else "none")
+        return [call for call in map(_call, step.split(" ;; ")) if call] or [("text", "OK.")]
+    return None
+
+
 def plan(body: dict) -> list[tuple]:
     """The reply's content blocks: ("text", str), ("thinking", str) or ("tool", name, input)."""
     text, has_result = last_user_message(body)
     if is_compaction(body, text):
         return [("text", SUMMARY_TEXT)]
+    script = scripted(body)
+    if script is not None:
+        return script
     if has_result:
         return [("text", "Done.")]
     lines = [line.strip() for line in text.splitlines()]
-    calls = [call for call in map(_call, lines) if call]
+    # `a ;; b` on a line: two calls (an XAGENT line is one call: the rest is its prompt, read the same way)
+    calls = [call for line in lines for part in ([line] if line.startswith("XAGENT ") else line.split(" ;; "))
+             if (call := _call(part))]
     thinking = [("thinking", "Let me look at what was asked, then act.")] if "XTHINK" in lines else []
     return thinking + (calls or [("text", "OK.")])
 

@@ -125,7 +125,8 @@ def test_an_attachment_counts_as_rendered_when_the_row_says_what_was_sent(tmp_pa
     transcript = ClaudeTranscript(describe(session.write(tmp_path / "s.jsonl")), chars, "chars/4")
     transcript.catch_up()
     first = transcript.row()["first_time_tokens"]
-    assert first["injected"] == chars(sent)  # the payload alone would have counted nothing
+    # the payload alone would have counted nothing; a role-system attachment goes out without its wrapper
+    assert first["injected"] == chars("The environment: Linux, bash, /home/dev/app.")
     assert first["reread"] == chars("as sent, verbatim")
 
 

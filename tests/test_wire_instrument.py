@@ -11,6 +11,8 @@ from wire import Wire, bash_category, common_prefix_tokens, usage_of
 from xshare.tokens import Counter, choose
 
 COUNT = Counter(choose()).count
+PIXEL = {"type": "base64", "media_type": "image/png",  # a 1 x 1 PNG
+         "data": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"}
 
 
 @pytest.mark.parametrize(("command", "category"), [
@@ -38,7 +40,7 @@ def test_blocks_are_counted_and_categorised_from_the_request_alone():
     messages = [{"role": "user", "content": "read the app"},
                 *tool_turn("t1", "Read", {"file_path": "/p/app.py"}, "1\tdef main():\n2\t    pass\n" + reminder),
                 *tool_turn("t2", "Bash", {"command": "make test"}, [{"type": "text", "text": "3 passed"},
-                                                                    {"type": "image", "source": {}}]),
+                                                                    {"type": "image", "source": PIXEL}]),
                 *tool_turn("t3", "Edit", {"file_path": "/p/app.py", "old_string": "a", "new_string": "b"}, "ok"),
                 *tool_turn("t4", "mcp__files__read_text", {"path": "/p/x"}, "some text"),
                 {"role": "assistant", "content": [{"type": "thinking", "thinking": "a long thought " * 50,
@@ -46,7 +48,8 @@ def test_blocks_are_counted_and_categorised_from_the_request_alone():
     counted = Wire().count(request(messages))
     read_call = COUNT('Read {"file_path":"/p/app.py"}')
     assert counted.tokens["exploration"] == read_call + COUNT("1\tdef main():\n2\t    pass\n")
-    assert counted.tokens["shell"] == COUNT('Bash {"command":"make test"}') + COUNT("3 passed")
+    # the screenshot the command returned is billed by size (1 x 1 px: one token), in the command's category
+    assert counted.tokens["shell"] == COUNT('Bash {"command":"make test"}') + COUNT("3 passed") + 1
     assert counted.tokens["edit"] > 0 and counted.tokens["reread"] == 0
     assert counted.commands == [("make test", "shell")]
     # the reminder appended to the Read result, the MCP tool and the reply are the rest; thinking is not counted

@@ -3,8 +3,12 @@
 The fake server (tests/fake_anthropic.py) counts every request it receives with xshare's own tokenizer
 (so both sides count alike) and bills exactly that count. A request is a list of blocks: the tools array
 (as JSON), each system text, and each message content block (text; a tool_use's name and input; a
-tool_result's text). Thinking, images and documents are not counted. Each block gets a category, judged
-from the request alone, independently of xshare's reader:
+tool_result's text; an image; a PDF). Thinking is not counted. Images and PDFs are billed by Anthropic's
+published rules, decoded here on their own (so xshare, which applies the same rules, agrees by definition,
+not by sharing code): an image is scaled down until its long edge is at most 1568 px and it costs at most
+about 1,600 tokens, then costs width x height / 750 tokens; a PDF page costs 2,250 tokens (the middle of
+the published 1,500-3,000). Each block gets a category, judged from the request alone, independently of
+xshare's reader (an image or a PDF in a tool result takes the tool's category):
   exploration  Read/Grep/Glob/LS calls and their results; Bash calls whose command only reads (READ_ONLY)
   edit         Edit/Write/MultiEdit/NotebookEdit calls and their results
   shell        every other Bash call and its result
@@ -17,8 +21,11 @@ the bill is known exactly.
 
 from __future__ import annotations
 
+import base64
 import json
+import math
 import re
+import struct
 from dataclasses import dataclass, field
 
 from xshare.tokens import Counter, choose
@@ -32,6 +39,37 @@ REREAD_OPENINGS = ("<system-reminder>\nCalled the Read tool with the following i
 FRESH_INPUT = 3  # tokens billed as plain input on every request
 _OPEN, _CLOSE = "<system-reminder>", "</system-reminder>"
 _STAGES = re.compile(r"\|\||&&|[|;\n]")
+PDF_PAGE_TOKENS = 2250
+
+
+def picture_tokens(width: int, height: int) -> int:
+    """The published rule: scale down to a long edge of 1568 px and about 1,600 tokens, then w x h / 750."""
+    scale = min(1.0, 1568 / max(width, height), math.sqrt(1600 * 750 / (width * height)))
+    return math.ceil(max(1, int(width * scale)) * max(1, int(height * scale)) / 750)
+
+
+def picture_size(raw: bytes) -> tuple[int, int]:
+    """Width and height of a PNG, GIF or JPEG (what Claude Code sends), read the plain way."""
+    if raw[:8] == b"\x89PNG\r\n\x1a\n":
+        return struct.unpack(">II", raw[16:24])
+    if raw[:3] == b"GIF":
+        return struct.unpack("<HH", raw[6:10])
+    at = 2  # JPEG: walk the segments to the frame header
+    while raw[at] == 0xFF:
+        marker, length = raw[at + 1], struct.unpack(">H", raw[at + 2:at + 4])[0]
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            height, width = struct.unpack(">HH", raw[at + 5:at + 9])
+            return width, height
+        at += 2 + length
+    raise ValueError("not a PNG, GIF or JPEG")
+
+
+def media_cost(block: dict) -> int:
+    source = block.get("source") or {}
+    raw = base64.b64decode(source.get("data") or "")
+    if block.get("type") == "document":
+        return PDF_PAGE_TOKENS * max(1, len(re.findall(rb"/Type\s*/Page(?![A-Za-z])", raw)))
+    return picture_tokens(*picture_size(raw))
 
 
 def bash_category(command: str) -> str:
@@ -94,7 +132,7 @@ def _split_reminders(text: str) -> tuple[str, str]:
 
 
 def _result_text(content: object) -> str:
-    """A tool result's text as the model reads it (images and documents are not text)."""
+    """A tool result's text as the model reads it (images and documents are counted apart)."""
     if isinstance(content, str):
         return content
     parts = []
@@ -115,6 +153,13 @@ class Wire:
     def _block(self, category: str, text: str) -> Block | None:
         return Block(category, text, self.counter.count(text)) if text else None
 
+    @staticmethod
+    def _media(category: str, content: object) -> list[Block | None]:
+        """The images and PDFs of a message or a tool result; a block's data identifies it for caching."""
+        return [Block(category, json.dumps(block["source"], sort_keys=True), media_cost(block))
+                for block in content if isinstance(block, dict) and block.get("type") in ("image", "document")
+                ] if isinstance(content, list) else []
+
     def count(self, body: dict) -> WireCount:
         pieces: list[Block | None] = []
         commands: list[tuple[str, str]] = []
@@ -134,6 +179,7 @@ class Wire:
                 continue
             for block in content if isinstance(content, list) else ():
                 pieces += self._content_block(block, tool_categories, commands)
+            pieces += self._media("rest", content)
         blocks = [piece for piece in pieces if piece is not None]
         tokens = dict.fromkeys(CATEGORIES, 0)
         for block in blocks:
@@ -161,8 +207,9 @@ class Wire:
         if kind == "tool_result":
             own, reminders = _split_reminders(_result_text(block.get("content")))
             category = tool_categories.get(block.get("tool_use_id"), "rest")
-            return [self._block(category, own), self._block("rest", reminders)]
-        return []  # thinking, redacted_thinking, image, document: not counted
+            media = self._media(category, block.get("content"))
+            return [self._block(category, own), self._block("rest", reminders), *media]
+        return []  # thinking, redacted_thinking: not counted; image, document: see _media
 
 
 def common_prefix_tokens(blocks: list[Block], previous: list[Block]) -> int:

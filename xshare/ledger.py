@@ -1,7 +1,7 @@
 """The accounting model of the spec: what each API call carried, by category.
 
 A message is present from the call after it appears until a compaction or a trim removes it. At each
-call the billed prompt caps what may be present (the oldest messages go first, for good: the agent
+call the billed prompt, give or take a rounding tolerance, caps what may be present (the oldest go first: the agent
 trimmed them), and what the bill exceeds the transcript by is system overhead. Billed tokens of a
 category are the sum over calls of its present tokens; context tokens are the same over everything
 present plus overhead. The ledger takes one event at a time and its whole state round-trips through
@@ -29,6 +29,13 @@ USAGE_FIELDS = ("input", "cache_read", "cache_write_5m", "cache_write_1h", "outp
 
 FIRST_CALL = "first_call"  # Claude Code: a thread's overhead is fixed at its first call
 SPREAD = "spread"  # Hermes: the session's bill minus what was present, spread over its calls
+
+# Each message is counted on its own, but the provider counts it inside the request, joined to its neighbours
+# (a blank line between merged reminders, a newline after a reminder block): up to a token at each end. With
+# this tolerance the billing cap trims only beyond that much per present message, so a rounding-size excess
+# never drops a message still being sent (the oldest, often the largest: a SessionStart context). Claude Code
+# uses it (checked on the wire); the other readers keep a strict cap until theirs are checked the same way.
+ROUNDING_PER_MESSAGE = 2
 
 # entry layout in a thread's present deque (plain lists: they serialise as they are)
 _KEY, _CATEGORY, _TOKENS, _COMPACTABLE, _LABEL, _ADDED_AT = range(6)
@@ -60,9 +67,10 @@ class _Thread:
 class Ledger:
     """One session's account. `detail=True` also keeps a per-call log (for the HTML summary)."""
 
-    def __init__(self, overhead_mode: str = FIRST_CALL, detail: bool = False) -> None:
+    def __init__(self, overhead_mode: str = FIRST_CALL, detail: bool = False, rounding: int = 0) -> None:
         self.overhead_mode = overhead_mode
         self.detail = detail
+        self.rounding = rounding  # tokens of excess a present message the cap lets pass (ROUNDING_PER_MESSAGE)
         self.threads: dict[str, _Thread] = {}
         self.calls = 0
         self.prompt_billed = 0
@@ -137,8 +145,9 @@ class Ledger:
             state.overhead = max(0, billed_prompt - state.total)
         overhead = state.overhead or 0
         limit = billed_prompt if cap is None else cap
-        while state.present and state.total + overhead > limit:
-            self._remove(state, state.present.popleft())
+        present = state.present
+        while present and state.total + overhead > limit + self.rounding * len(present):
+            self._remove(state, present.popleft())
         self.calls += 1
         self.prompt_billed += billed_prompt
         billed = self.billed
@@ -252,6 +261,7 @@ class Ledger:
     def to_state(self) -> dict:
         return {
             "overhead_mode": self.overhead_mode,
+            "rounding": self.rounding,
             "threads": {name: thread.to_state() for name, thread in self.threads.items()},
             "calls": self.calls,
             "prompt_billed": self.prompt_billed,
@@ -268,7 +278,7 @@ class Ledger:
 
     @classmethod
     def from_state(cls, state: dict) -> Ledger:
-        ledger = cls(state["overhead_mode"])
+        ledger = cls(state["overhead_mode"], rounding=state.get("rounding", 0))
         ledger.threads = {name: _Thread.from_state(thread) for name, thread in state["threads"].items()}
         for name in ("calls", "prompt_billed", "compactions", "trimmed"):
             setattr(ledger, name, state[name])

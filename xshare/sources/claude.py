@@ -24,7 +24,8 @@ import os
 from collections import Counter
 
 from xshare.classify import classify_tool, command_of
-from xshare.ledger import USAGE_FIELDS, Ledger, session_row
+from xshare.ledger import REREAD, ROUNDING_PER_MESSAGE, USAGE_FIELDS, Ledger, session_row
+from xshare.media import MAX_IMAGE_TOKENS, media_tokens
 from xshare.sources import claude_lines as lines
 from xshare.sources.claude_copies import Copies
 from xshare.sources.claude_costs import cost_totals
@@ -41,8 +42,17 @@ from xshare.sources.claude_files import (  # discovery lives there; these names 
     family_files,
     resolve_root,
 )
-from xshare.sources.claude_reread import sent_texts
-from xshare.sources.claude_text import OPEN_REMINDER, is_prompt, json_text, result_text, texts, trailing_reminders
+from xshare.sources.claude_reread import media_file, sent_texts
+from xshare.sources.claude_text import (
+    OPEN_REMINDER,
+    is_prompt,
+    json_text,
+    media_blocks,
+    notification_as_sent,
+    result_text,
+    texts,
+    trailing_reminders,
+)
 from xshare.sources.claude_usage import call_usage
 from xshare.store import LOADS_VIEWS, loads
 from xshare.timestamps import refused
@@ -70,7 +80,7 @@ class ClaudeTranscript:
         self.copies = Copies(file.path, file.source == INTERNAL, copied)  # calls another file bills
         self.count = count
         self.tokenizer = tokenizer
-        self.ledger = Ledger(detail=detail)
+        self.ledger = Ledger(detail=detail, rounding=ROUNDING_PER_MESSAGE)
         self.offset = 0
         self.identity: list | None = None  # (device, inode) of the file the offset belongs to
         self.seen_rows: set[str] = set()
@@ -338,7 +348,7 @@ class ClaudeTranscript:
         if thread == "main" and base == "conversation" and is_prompt(content):
             self.ledger.mark("prompt")  # a turn boundary: a cache rebuild cause (the HTML page, the status line)
         if isinstance(content, str):
-            self._text(content, base, thread)
+            self._text(notification_as_sent(row, content), base, thread)
             return
         for block in content if isinstance(content, list) else ():
             if not isinstance(block, dict):
@@ -347,6 +357,7 @@ class ClaudeTranscript:
                 self._text(block.get("text"), base, thread)
             elif block.get("type") == "tool_result":
                 self._tool_result(block, thread)
+        self._add_media(base, media_blocks(content), thread)  # a pasted image: the prompt's
 
     def _text(self, text: object, base: str, thread: str) -> None:
         if not isinstance(text, str):
@@ -369,13 +380,22 @@ class ClaudeTranscript:
         if cut < len(text):
             self._add("injected", text[cut:], thread, tool_id)
             text = text[:cut]
-        self._add(category, text, thread, tool_id, self._labels.get(tool_id) if tool_id else None)
+        label = self._labels.get(tool_id) if tool_id else None
+        self._add(category, text, thread, tool_id, label)
+        # an image or a PDF the tool returned (a Read of one: exploration) is billed by its size
+        self._add_media(category, media_blocks(block.get("content")), thread, tool_id, label)
 
     def _attachment(self, row: dict, thread: str) -> None:
         attachment = row.get("attachment")
         if not isinstance(attachment, dict):
             return
         uuid = row.get("uuid") if isinstance(row.get("uuid"), str) else None
+        mentioned = media_file(attachment)
+        if mentioned is not None:  # never its base64 as text: a Read-call reminder, then the picture
+            called, block = mentioned
+            self._add(REREAD, called, thread, uuid)
+            self._add_media("conversation", [block], thread, uuid)
+            return
         sent = sent_texts(row)  # as sent; a re-sent file is a Read's call and result (claude_reread)
         if sent is not None:
             category, pieces = sent
@@ -420,12 +440,22 @@ class ClaudeTranscript:
 
     def _add(self, category: str, text: object, thread: str, key: str | None = None, label=None) -> None:
         if isinstance(text, str) and text:
-            key = key if key is not None else self._row_uuid
-            tokens = self.count(text)
-            if self.open_call is None:
-                self._apply_add(category, tokens, thread, key, label)
-            else:
-                self.held.append([category, tokens, thread, key, label])
+            self._add_tokens(category, self.count(text), thread, key if key is not None else self._row_uuid, label)
+
+    def _add_media(self, category: str, blocks: list[dict], thread: str, key: str | None = None,
+                   label=None) -> None:
+        for block in blocks:
+            tokens, known = media_tokens(block) or (0, True)
+            if not known:
+                self.problems[f"images whose size could not be read (counted at the cap, {MAX_IMAGE_TOKENS:,} "
+                              "tokens)"] += 1
+            self._add_tokens(category, tokens, thread, key if key is not None else self._row_uuid, label)
+
+    def _add_tokens(self, category: str, tokens: int, thread: str, key: str | None, label) -> None:
+        if self.open_call is None:
+            self._apply_add(category, tokens, thread, key, label)
+        else:
+            self.held.append([category, tokens, thread, key, label])
 
     def _apply_add(self, category: str, tokens: int, thread: str, key: str | None, label: str | None) -> None:
         self.ledger.add(category, tokens, key=key, thread=thread, label=label)
@@ -482,6 +512,7 @@ class ClaudeTranscript:
     def from_state(cls, state: dict, file: TranscriptFile, count, tokenizer: str) -> ClaudeTranscript:
         transcript = cls(file, count, tokenizer)
         transcript.ledger = Ledger.from_state(state["ledger"])
+        transcript.ledger.rounding = ROUNDING_PER_MESSAGE  # a state saved before the tolerance: the same from now
         transcript.offset = state["offset"]
         transcript.identity = state["identity"]
         transcript.seen_rows = set(state["seen_rows"])

@@ -2,7 +2,10 @@
 
 2.1.3xx writes beside most attachment rows the text it sent for them: `rendered`, a list of
 `{"content": text}` (with `renderedRole`). Counted as they are, attachments take exactly their share of
-the context (otherwise a few chosen fields of the payload stand for them). Rows without it (older
+the context (otherwise a few chosen fields of the payload stand for them). Those whose `renderedRole` is
+`system` (the environment, the output style, hook output, the agent listing, auto mode...) go out in a
+role-`system` turn, without the <system-reminder> wrapper `rendered` shows (2.1.332, seen on the wire),
+and are counted without it. Rows without it (older
 versions; `session_context`, `prompt_snapshot`) fall back to the payload.
 
 After `/compact` (or an automatic compaction) Claude Code re-sends the files read recently. The transcript
@@ -22,20 +25,12 @@ from __future__ import annotations
 import json
 
 from xshare.ledger import REREAD
+from xshare.sources.claude_text import as_system_turn, version_of
 
 INJECTED = "injected"
 _TAB_NUMBERS_FROM = (2, 1, 86)  # "compact line-number format"
 _CALLED = "<system-reminder>\nCalled the Read tool with the following input: {}\n</system-reminder>"
 _RESULT = "<system-reminder>\nResult of calling the Read tool:\n{}\n</system-reminder>"
-
-
-def _version(text: object) -> tuple[int, ...] | None:
-    if not isinstance(text, str):
-        return None
-    try:
-        return tuple(int(part) for part in text.split("-")[0].split(".")[:3])
-    except ValueError:
-        return None
 
 
 def _numbered(content: str, start: int, version: tuple[int, ...] | None) -> str:
@@ -58,7 +53,22 @@ def reread_texts(attachment: dict, version: object = None) -> list[str]:
     path = attachment.get("filename") if isinstance(attachment.get("filename"), str) else file.get("filePath")
     start = file.get("startLine") if isinstance(file.get("startLine"), int) and file["startLine"] > 0 else 1
     called = json.dumps({"file_path": path}, separators=(",", ":"), ensure_ascii=False)
-    return [_CALLED.format(called), _RESULT.format(_numbered(file["content"], start, _version(version)))]
+    return [_CALLED.format(called), _RESULT.format(_numbered(file["content"], start, version_of(version)))]
+
+
+def media_file(attachment: dict) -> tuple[str, dict] | None:
+    """An @-mentioned image or PDF (a `file` attachment holding base64): the Read-call reminder it is sent
+    after, and the block it goes out as (inside the person's message, 2.1.332); None for anything else."""
+    payload = attachment.get("content") if attachment.get("type") == "file" else None
+    file = payload.get("file") if isinstance(payload, dict) else None
+    if not isinstance(file, dict) or not isinstance(file.get("base64"), str):
+        return None
+    kind = "document" if payload.get("type") == "pdf" else "image"
+    media_type = "application/pdf" if kind == "document" else file.get("type")
+    path = attachment.get("filename") if isinstance(attachment.get("filename"), str) else file.get("filePath")
+    called = json.dumps({"file_path": path}, separators=(",", ":"), ensure_ascii=False)
+    return _CALLED.format(called), {"type": kind, "source": {"type": "base64", "media_type": media_type,
+                                                              "data": file["base64"]}}
 
 
 def _rendered(row: dict) -> list[str] | None:
@@ -66,7 +76,9 @@ def _rendered(row: dict) -> list[str] | None:
     if not isinstance(rendered, list):
         return None
     texts = [item.get("content") for item in rendered if isinstance(item, dict)]
-    return [text for text in texts if isinstance(text, str) and text]
+    texts = [text for text in texts if isinstance(text, str) and text]
+    # renderedRole "system": sent in a role-system turn, without the wrapper `rendered` shows (2.1.332)
+    return [as_system_turn(text) for text in texts] if row.get("renderedRole") == "system" else texts
 
 
 def sent_texts(row: dict) -> tuple[str, list[str]] | None:
