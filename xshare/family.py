@@ -20,7 +20,7 @@ One function serves the report, `xshare session` and the live hook, so all three
 
 from __future__ import annotations
 
-from xshare.ledger import CATEGORIES, OVERHEAD, REREAD, USAGE_FIELDS, share
+from xshare.ledger import CATEGORIES, OVERHEAD, USAGE_FIELDS, set_shares
 from xshare.store import dumps, loads
 
 
@@ -88,13 +88,7 @@ def complete_with_unrecorded(main_row: dict, family_rows: list[dict]) -> dict:
     row["usage"] = _usage(main_row["usage"], cost, rows)
     row["unrecorded_calls"] = calls
     row["unrecorded_prompt_tokens"] = unrecorded
-    exploration, context = row["billed_tokens"]["exploration"], row["context_tokens"]
-    row["exploration_share_of_context"] = share(exploration, context)
-    row["exploration_share_of_prompt"] = share(exploration, row["prompt_tokens_billed"])
-    row["reread_share_of_context"] = share(row["billed_tokens"][REREAD], context)
-    row["reread_share_of_prompt"] = share(row["billed_tokens"][REREAD], row["prompt_tokens_billed"])
-    row["recorded_over_billed"] = share(context, row["prompt_tokens_billed"])
-    return row
+    return set_shares(row)
 
 
 def _usage(own: dict, cost: dict, rows: list[dict]) -> dict[str, int]:

@@ -295,6 +295,35 @@ def share(part: float, whole: float) -> float | None:
     return part / whole if whole > 0 else None
 
 
+# A bill under half of what the session's own records show it sent is not that session's bill (Hermes
+# lost it, a gateway reported part of it): a share of it would read over 100%, so it is unknown. Tokenizers
+# differ by tens of percent, never by two times.
+BILL_SHORT_BELOW = 0.5
+
+
+def bill_short(context: int, prompt: int) -> bool:
+    """Whether a session's bill covers less than BILL_SHORT_BELOW of the context it was shown to send."""
+    return prompt > 0 and prompt < context * BILL_SHORT_BELOW
+
+
+def set_shares(row: dict) -> dict:
+    """A row's shares from its counts, in one place for every reader that changes the counts: shares of
+    the recorded context, and of the bill unless the bill is short (then unknown, and the row says so)."""
+    billed, context, prompt = row["billed_tokens"], row["context_tokens"], row["prompt_tokens_billed"]
+    short = bill_short(context, prompt)
+    of_bill = 0 if short else prompt  # share() of 0 is unknown
+    row["exploration_share_of_context"] = share(billed["exploration"], context)
+    row["exploration_share_of_prompt"] = share(billed["exploration"], of_bill)
+    row["reread_share_of_context"] = share(billed[REREAD], context)
+    row["reread_share_of_prompt"] = share(billed[REREAD], of_bill)
+    row["recorded_over_billed"] = share(context, prompt)
+    if short:
+        row["bill_short"] = True
+    else:
+        row.pop("bill_short", None)
+    return row
+
+
 def session_row(
     ledger: Ledger, *, session_id: str, agent: str, source: str, tokenizer: str, parent: str | None = None
 ) -> dict:
@@ -302,10 +331,8 @@ def session_row(
     from xshare import METHOD_VERSION
 
     billed = ledger.billed_tokens()
-    context = sum(billed.values())
-    exploration, reread = billed["exploration"], billed[REREAD]
     models = sorted(ledger.models, key=lambda name: (-ledger.models[name], name))
-    return {
+    return set_shares({
         "id": normal_id(session_id),  # as the history and the caches will hold it
         "agent": agent,
         "source": source,
@@ -316,12 +343,13 @@ def session_row(
         "last_activity": ledger.last_seen,
         "api_calls": ledger.calls,
         "prompt_tokens_billed": ledger.prompt_billed,
-        "context_tokens": context,
-        "exploration_share_of_context": share(exploration, context),
-        "exploration_share_of_prompt": share(exploration, ledger.prompt_billed),
-        "reread_share_of_context": share(reread, context),
-        "reread_share_of_prompt": share(reread, ledger.prompt_billed),
-        "recorded_over_billed": share(context, ledger.prompt_billed),
+        "context_tokens": sum(billed.values()),
+        # set_shares() fills these in, in these places
+        "exploration_share_of_context": None,
+        "exploration_share_of_prompt": None,
+        "reread_share_of_context": None,
+        "reread_share_of_prompt": None,
+        "recorded_over_billed": None,
         "billed_tokens": billed,
         "first_time_tokens": dict(ledger.first_time),
         "usage": dict(ledger.usage),
@@ -329,4 +357,4 @@ def session_row(
         "trimmed_messages": ledger.trimmed,
         "tokenizer": tokenizer,
         "method": METHOD_VERSION,
-    }
+    })

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from xshare import METHOD_VERSION, __version__
-from xshare.ledger import CATEGORIES, REREAD, share
+from xshare.ledger import CATEGORIES, REREAD, bill_short, share
 from xshare.printable import printable, printable_lines
 from xshare.timestamps import parse_time, session_time  # parse_time: rows, history, periods, pages import it here
 
@@ -173,6 +173,10 @@ class GroupSums:
     unrecorded_prompt: int = 0
     unrecorded_reviews: int = 0
     usage_unknown: int = 0
+    bill_short: int = 0  # sessions whose bill covers under half their context (ledger.bill_short)
+    covered_prompt: int = 0  # the bill of the other sessions, which a share of the bill is taken over
+    covered_exploration: int = 0
+    covered_reread: int = 0
     tasks: Counter = field(default_factory=Counter)
     billed: list = field(default_factory=lambda: [0] * len(CATEGORIES))
     first_time: list = field(default_factory=lambda: [0] * len(CATEGORIES))
@@ -195,6 +199,12 @@ class GroupSums:
         self.unrecorded_prompt += row.get("unrecorded_prompt_tokens", 0)
         self.unrecorded_reviews += row.get("unrecorded_reviews", 0)
         self.usage_unknown += 1 if row.get("usage_unknown") else 0
+        if bill_short(row["context_tokens"], row["prompt_tokens_billed"]):
+            self.bill_short += 1
+        else:
+            self.covered_prompt += row["prompt_tokens_billed"]
+            self.covered_exploration += row["billed_tokens"]["exploration"]
+            self.covered_reread += row["billed_tokens"][REREAD]
         tasks = row.get("unrecorded_tasks")
         if isinstance(tasks, dict) and all(type(count) is int for count in tasks.values()):
             self.tasks.update(tasks)
@@ -227,14 +237,16 @@ class GroupSums:
             "unrecorded_reviews": self.unrecorded_reviews,
             # sessions whose agent recorded no token usage (Codex before 0.3x): counted, share unknown
             "usage_unknown_sessions": self.usage_unknown,
+            # sessions whose bill is under half their recorded context: out of the shares of the bill
+            "bill_short_sessions": self.bill_short,
             "context_tokens": self.context,
             "recorded_over_billed": share(self.context, self.prompt),
             "exploration_share_of_context": pooled,
-            "exploration_share_of_prompt": share(billed["exploration"], self.prompt),
+            "exploration_share_of_prompt": share(self.covered_exploration, self.covered_prompt),
             "median_session_share": median,
             # files the agent re-sent on its own after a compaction: beside exploration, not in it (README)
             "reread_share_of_context": share(billed[REREAD], self.context),
-            "reread_share_of_prompt": share(billed[REREAD], self.prompt),
+            "reread_share_of_prompt": share(self.covered_reread, self.covered_prompt),
             "shares_of_context": {category: share(billed[category], self.context) for category in CATEGORIES},
             "billed_tokens": billed,
             "first_time_tokens": first_time,
@@ -340,6 +352,7 @@ class Report:
         lines += _unrecorded_lines(self.groups)
         lines += _review_lines(self.groups)
         lines += _unknown_usage_lines(self.groups)
+        lines += _bill_short_lines(self.groups)
         note = f" ({self.tokenizer_note})" if self.tokenizer_note else ""
         lines += ["", f"Tokenizer: {self.tokenizer}{note}", "", *COLUMN_NOTES]
         return printable_lines("\n".join(lines)) + "\n"  # the labels were made printable one by one above
@@ -402,6 +415,14 @@ def _unknown_usage_lines(groups: dict[str, dict]) -> list[str]:
     return ["", "Sessions without token usage:", "", *notes] if notes else []
 
 
+def _bill_short_lines(groups: dict[str, dict]) -> list[str]:
+    notes = [f"  {printable(key)}: {count:,} session{'' if count == 1 else 's'} billed under half of what "
+             f"{'its' if count == 1 else 'their'} own records show was sent (the agent kept only part of the bill): "
+             "counted in the context shares, left out of the shares of the billed prompt"
+             for key, group in groups.items() if (count := group.get("bill_short_sessions"))]
+    return ["", "Sessions whose recorded bill is too small to take a share of:", "", *notes] if notes else []
+
+
 def _label(key: str) -> str:
     return printable(key.replace("/", " / ", 1))
 
@@ -441,6 +462,8 @@ def session_summary(row: dict) -> str:
         when,
         f"API calls: {row['api_calls']:,}   Prompt tokens billed: {row['prompt_tokens_billed']:,}   "
         f"Recorded / billed: {_pct(row['recorded_over_billed'])}",
+        *(["The bill is under half of what this session's own records show was sent (the agent kept only part "
+           "of it): its share of the bill is unknown."] if row.get("bill_short") else []),
         *([f"These figures include {_row_unrecorded(row)}"] if row.get("unrecorded_prompt_tokens") else []),
         *([f"Not in these figures: {review_note(row['unrecorded_reviews'])}"] if row.get("unrecorded_reviews")
           else []),

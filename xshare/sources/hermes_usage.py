@@ -15,7 +15,7 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 
-from xshare.ledger import OVERHEAD, share
+from xshare.ledger import OVERHEAD, set_shares
 from xshare.plausible import MAX_CALLS, count, session_counts
 from xshare.printable import safe_label
 
@@ -68,9 +68,4 @@ def add_unrecorded(row: dict, tasks: dict[str, dict[str, int]] | None) -> dict:
     row["context_tokens"] += prompt
     for field, column in _USAGE_FIELDS:
         row["usage"][field] = row["usage"].get(field, 0) + sum(counts[column] for counts in tasks.values())
-    exploration, context = row["billed_tokens"]["exploration"], row["context_tokens"]
-    billed = row["prompt_tokens_billed"]
-    row["exploration_share_of_context"] = share(exploration, context)
-    row["exploration_share_of_prompt"] = share(exploration, billed)
-    row["recorded_over_billed"] = share(context, billed)
-    return row
+    return set_shares(row)
