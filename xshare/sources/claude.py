@@ -27,6 +27,7 @@ from pathlib import Path
 
 from xshare.classify import classify_tool, command_of
 from xshare.ledger import USAGE_FIELDS, Ledger, session_row
+from xshare.paths import home as user_home
 from xshare.sources import claude_lines as lines
 from xshare.sources.claude_costs import cost_totals
 from xshare.sources.claude_reread import sent_texts
@@ -67,9 +68,10 @@ def default_roots() -> list[Path]:
     configured = os.environ.get("CLAUDE_CONFIG_DIR")
     if configured:
         bases = [Path(part.strip()).expanduser() for part in configured.split(",") if part.strip()]
-    else:
-        home = Path.home()
-        bases = [home / ".claude", Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "claude"]
+    else:  # no home folder (cron, docker --user): what needs one is simply not found
+        home, xdg = user_home(), os.environ.get("XDG_CONFIG_HOME")
+        config = Path(xdg) if xdg else home / ".config" if home else None
+        bases = [base for base in (home and home / ".claude", config and config / "claude") if base]
     return [base / "projects" for base in bases]
 
 

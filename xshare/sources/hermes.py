@@ -33,6 +33,7 @@ from pathlib import Path
 
 from xshare.classify import classify_tool
 from xshare.ledger import SPREAD, Ledger, session_row
+from xshare.paths import home as user_home
 from xshare.printable import safe_label
 from xshare.sources.agent_common import number, parse_json
 from xshare.sources.hermes_db import Unreadable, is_locked, open_database
@@ -70,10 +71,10 @@ _DEFAULTS = {"active": 1, "compacted": 0}
 
 def default_databases() -> list[Path]:
     """$HERMES_HOME/state.db if set, else ~/.hermes/state.db, plus every profile's; existing files only."""
-    home = Path.home() / ".hermes"
-    explicit = os.environ.get("HERMES_HOME")
-    found = [Path(explicit).expanduser() / "state.db"] if explicit else [home / "state.db"]
-    found += sorted((home / "profiles").glob("*/state.db"))
+    user, explicit = user_home(), os.environ.get("HERMES_HOME")
+    home = user / ".hermes" if user else None  # no home folder (cron, docker --user): nothing there to find
+    found = [Path(explicit).expanduser() / "state.db"] if explicit else [home / "state.db"] if home else []
+    found += sorted((home / "profiles").glob("*/state.db")) if home else []
     unique: list[Path] = []
     for path in found:
         if path.is_file() and path not in unique:
