@@ -591,8 +591,14 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from xshare.private import state_for_this_run
+
     args = _parse(argv)
     try:
-        return args.handler(args)
+        if args.command == "hook":  # no state folder: the hook does nothing (counting to throw away is waste)
+            return args.handler(args)
+        # html's pages go to the state folder unless --output names a place
+        with state_for_this_run(needed=args.command == "html" and not getattr(args, "output", None)) as usable:
+            return args.handler(args) if usable else 1
     except KeyboardInterrupt:
         return 130
