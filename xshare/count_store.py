@@ -24,14 +24,18 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import functools
 import hashlib
 import os
 import struct
 import sys
+import threading
 import zlib
 from array import array
 from collections.abc import Callable, Iterable
 from pathlib import Path
+
+from xshare.private import open_private
 
 MAGIC = b"xsc1"  # bump with any change to the layout or the digest
 _HEADER = struct.Struct("<4sII")  # magic, entries, crc32 of the entry count and the payload
@@ -84,6 +88,18 @@ def decode_blocks(data: bytes) -> tuple[list[tuple[array, array]], int, bool]:
     return blocks, at, False
 
 
+def _one_thread_at_a_time(method):
+    """The hook's worker serves sessions on threads that share one store (loaded once): its arrays
+    and pending counts change under a lookup, so a store's methods never overlap (~0.1 us a call)."""
+
+    @functools.wraps(method)
+    def guarded(self, *args):
+        with self._guard:
+            return method(self, *args)
+
+    return guarded
+
+
 def _stderr(message: str) -> None:
     print(f"xshare: {message}", file=sys.stderr)
 
@@ -102,11 +118,14 @@ class CountStore:
         self._read_at: tuple[int, int] | None = None  # (inode, bytes read)
         self._writable = True
         self.hits = 0
+        self._guard = threading.RLock()
 
+    @_one_thread_at_a_time
     def __len__(self) -> int:
         self._load()
         return len(self._keys) + len(self._more)
 
+    @_one_thread_at_a_time
     def get(self, data: bytes) -> int | None:
         self._load()
         key = digest(data)
@@ -126,6 +145,7 @@ class CountStore:
         self.hits += 1
         return value & 0xFFFFFFFF
 
+    @_one_thread_at_a_time
     def put(self, data: bytes, count: int) -> None:
         """Remember a count (kept in memory until `flush`)."""
         if len(data) < _LENGTH_LIMIT and count <= len(data):
@@ -134,16 +154,15 @@ class CountStore:
             if self._writable:
                 self._pending[key] = value
 
+    @_one_thread_at_a_time
     def flush(self) -> None:
         """Append what this process counted since the last flush, as one block; never raises."""
         if not self._pending:
             return
         block, self._pending = encode_block(self._pending.items()), {}
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            # O_BINARY: Windows would otherwise translate the block's newline bytes
-            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
-            fd = os.open(self.path, flags, 0o600)
+            # private (0600, in 0700 folders); O_BINARY: Windows would otherwise translate newline bytes
+            fd = open_private(self.path, os.O_WRONLY | os.O_APPEND)
             try:
                 if os.fstat(fd).st_size + len(block) > MAX_BYTES:
                     self._replace(block)  # the cap: start over with this block
@@ -156,6 +175,7 @@ class CountStore:
             self.warn(f"could not keep token counts in {self.path.name} ({error.strerror or error}); "
                       "they are counted again next time")
 
+    @_one_thread_at_a_time
     def refresh(self) -> None:
         """Take in what other processes appended since this one loaded (a long-lived worker)."""
         if not self._loaded or self._read_at is None:
@@ -240,7 +260,7 @@ def shared(path: Path, warn: Callable[[str], None] = _stderr) -> CountStore:
     to date with what others appended since."""
     store = _opened.get(path)
     if store is None:
-        store = _opened[path] = CountStore(path, warn)
+        store = _opened.setdefault(path, CountStore(path, warn))  # two threads at once: one store wins
     else:
         store.warn = warn
         store.refresh()
