@@ -591,14 +591,10 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from xshare.private import state_for_this_run
+    from xshare.private import with_state
 
     args = _parse(argv)
     try:
-        if args.command == "hook":  # no state folder: the hook does nothing (counting to throw away is waste)
-            return args.handler(args)
-        # html's pages go to the state folder unless --output names a place
-        with state_for_this_run(needed=args.command == "html" and not getattr(args, "output", None)) as usable:
-            return args.handler(args) if usable else 1
+        return with_state(args.command, bool(getattr(args, "output", None)), lambda: args.handler(args))
     except KeyboardInterrupt:
         return 130

@@ -14,7 +14,7 @@ import errno
 import os
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from xshare.paths import home, state_dir
@@ -161,3 +161,16 @@ def state_for_this_run(needed: bool = False) -> Iterator[bool]:
                 os.environ.pop("XSHARE_HOME", None)
         return
     yield True
+
+
+# commands whose state is only a cache: with no state folder they measure with a throwaway one (the hook
+# does nothing without one; mark and statusline keep what they write there, so they say it cannot)
+_MEASURING = ("report", "session", "slash", "collect", "classify", "html")
+
+
+def with_state(command: str, has_output: bool, run: Callable[[], int]) -> int:
+    """Run a CLI command; a measuring one with a throwaway state folder where there is none."""
+    if command not in _MEASURING:
+        return run()
+    with state_for_this_run(needed=command == "html" and not has_output) as usable:  # pages go there
+        return run() if usable else 1
