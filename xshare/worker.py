@@ -207,6 +207,7 @@ def serve() -> None:
             return
         _warm_up()
         try:  # for benches and tests only: a stale one (a killed worker's) is replaced, a broken one ignored
+            path.with_suffix(".pid").unlink(missing_ok=True)  # so that it is new, hence 0600, wherever it is
             atomic_write(path.with_suffix(".pid"), str(os.getpid()).encode())
         except OSError:
             pass
@@ -291,7 +292,10 @@ def _handle(data: bytes) -> dict:
     started = time.process_time()
     try:
         request = json.loads(data)
-        if request.get("setup") != _setup():
+    except ValueError:  # nothing, or not JSON: a client that went away (or was not ours) before asking
+        return {"ok": False}
+    try:
+        if not isinstance(request, dict) or request.get("setup") != _setup():
             return {"ok": False}  # another setup under the same socket name: the hook counts itself
         for path in request["paths"]:
             live.update(Path(path))
