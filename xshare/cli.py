@@ -605,8 +605,10 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from xshare.private import with_state
+
     args = _parse(argv)
     try:
-        return args.handler(args)
+        return with_state(args.command, bool(getattr(args, "output", None)), lambda: args.handler(args))
     except KeyboardInterrupt:
         return 130

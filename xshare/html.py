@@ -36,6 +36,7 @@ from xshare.html_analysis import (
 from xshare.html_page import render_index, render_session
 from xshare.ids import path_key
 from xshare.outputs import refusal
+from xshare.paths import home as user_home
 from xshare.paths import html_file
 from xshare.printable import printable
 from xshare.sources import claude
@@ -67,8 +68,9 @@ def measure_detail(file: TranscriptFile, choice: tokenizers.TokenizerChoice,
 def shown_path(path: Path) -> str:
     """A transcript's path as the page shows it: under the home folder as ~/..., which is shorter and
     does not print the user name into a page that may be shared."""
+    home = user_home()
     try:
-        return "~/" + path.relative_to(Path.home()).as_posix()
+        return "~/" + path.relative_to(home).as_posix() if home else str(path)
     except ValueError:
         return str(path)
 

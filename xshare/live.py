@@ -43,7 +43,7 @@ class _LazyCount:
         if self._counter is None:
             from xshare.tokens import Counter
 
-            self._counter = Counter(self.choice, warn=_log)  # counts other processes kept are read
+            self._counter = Counter(self.choice, warn=log)  # counts other processes kept are read
         return self._counter.count(text)
 
     def flush(self) -> None:
@@ -94,16 +94,20 @@ def update(path: Path, choice=None) -> dict | None:
         transcript.catch_up()
         count.flush()  # the new counts, for the report and the other sessions' updates
         if transcript.unreadable:  # missing, unreadable, a folder, a FIFO: say so, keep what was measured
-            _log(f"transcript of session {file.session_id} could not be read ({transcript.unreadable}); "
+            log(f"transcript of session {file.session_id} could not be read ({transcript.unreadable}); "
                  "its live ledger is left as it was")
             return None
-        # the state first: row() closes the call still open, which a later line may yet revise
-        atomic_write(state_file(file.session_id), dumps(
-            {"method": METHOD_VERSION, "tokenizer": choice.name, "reader": transcript.to_state()}))
-        row = transcript.row()
-        shown = _with_family(row, file, choice, update)
-        atomic_write(line_file(file.session_id), dumps(summary(shown, transcript.offset, path, transcript.mtime_ns,
-                                                               transcript.ledger.watch)))
+        try:  # the state first: row() closes the call still open, which a later line may yet revise
+            atomic_write(state_file(file.session_id), dumps(
+                {"method": METHOD_VERSION, "tokenizer": choice.name, "reader": transcript.to_state()}))
+            row = transcript.row()
+            shown = _with_family(row, file, choice, update)
+            atomic_write(line_file(file.session_id), dumps(summary(shown, transcript.offset, path,
+                                                                   transcript.mtime_ns, transcript.ledger.watch)))
+        except OSError as error:  # a dangling symlink or a folder where a state file goes, a full disk
+            log(f"the live state of session {file.session_id} could not be saved ({error.strerror or error}); "
+                "it is left as it was")
+            return None
         return shown
 
 
@@ -215,13 +219,15 @@ def run_hook(stdin: bytes) -> None:
                 continue  # Claude Code writes the transcript at the first message: not there yet is normal
             if session_id is None or not is_current(path, session_id):
                 stale.append(path)
+        if stale and _cannot_keep_state():
+            return  # a read-only disk, XSHARE_HOME a file, no home: nothing counted could be kept
         if stale and not _ask_worker(stale):
             for path in stale:
                 update(path)
         if stale and payload.get("hook_event_name") in REMEMBER_ON:
             _remember(stale)
     except Exception:  # the hook must exit 0 whatever happens; the log says what went wrong
-        _log(traceback.format_exc())
+        log(traceback.format_exc())
 
 
 def _remember(paths: list[Path]) -> None:
@@ -235,6 +241,14 @@ def _remember(paths: list[Path]) -> None:
         remember(rows)
 
 
+def _cannot_keep_state() -> bool:
+    """The state folder cannot be written: every call would read the whole transcript again for
+    nothing. The status line tells the user (xshare.statusline); the log is in that folder too."""
+    from xshare.private import writable
+
+    return writable() is not None
+
+
 def _ask_worker(paths: list[Path]) -> bool:
     """The warm worker (xshare/worker.py) runs the same update with the tokenizer already loaded."""
     try:
@@ -242,7 +256,7 @@ def _ask_worker(paths: list[Path]) -> bool:
 
         return worker.ask(paths)
     except Exception:  # a worker that cannot help must not stop the hook counting itself
-        _log(traceback.format_exc())
+        log(traceback.format_exc())
         return False
 
 
@@ -253,18 +267,18 @@ def _start_plugin_env() -> None:
 
         start_build()
     except Exception:  # the session's ledger matters more than the env: log and go on
-        _log(traceback.format_exc())
+        log(traceback.format_exc())
 
 
-def _log(text: str) -> None:
+def log(text: str) -> None:
+    """Say in the hook's log (private, in the state folder) what went wrong: the hook never prints."""
+    from xshare.private import append_text
+
     try:
-        log = hook_log()
-        log.parent.mkdir(parents=True, exist_ok=True)
-        mode = "w" if log.exists() and log.stat().st_size > _LOG_LIMIT else "a"
-        with open(log, mode, encoding="utf-8") as handle:
-            handle.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} pid {os.getpid()}\n{text}\n")
-    except OSError:
-        pass
+        path = hook_log()
+    except OSError:  # no state folder at all: nowhere to say it
+        return
+    append_text(path, f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} pid {os.getpid()}\n{text}\n", _LOG_LIMIT)
 
 
 def main() -> int:

@@ -2,23 +2,54 @@
 without help from the plugin system. Stdlib only and import-light: the status line imports it, and
 plugin_python imports it on whatever old python3 started a hook (no `from __future__ import annotations`)."""
 
+import errno
 import os
 import re
 import sys
 from pathlib import Path
 
 
+class NoStateFolder(OSError):
+    """No home folder to keep xshare's state in, and no $XSHARE_HOME: callers that can do without
+    their state (the count store, the history) already go on after an OSError."""
+
+
+def home() -> Path | None:
+    """The user's home folder, or None where there is none to find: HOME unset and no passwd entry
+    (cron, `docker --user 1234`). Every default under it is then simply not found."""
+    try:
+        found = Path.home()
+    except (RuntimeError, KeyError, OSError):  # "Could not determine home directory."
+        return None
+    return None if str(found).startswith("~") else found  # older Pythons hand "~" back unexpanded
+
+
+def expand(path: str | Path) -> Path:
+    """`path` with a leading ~ expanded; left as it is when there is no home to expand it to."""
+    try:
+        return Path(path).expanduser()
+    except RuntimeError:
+        return Path(path)
+
+
 def state_dir() -> Path:
-    """$XSHARE_HOME if set, else the platform's per-user state directory."""
+    """$XSHARE_HOME if set, else the platform's per-user state directory; NoStateFolder when that
+    needs a home folder and there is none."""
     explicit = os.environ.get("XSHARE_HOME")
     if explicit:
-        return Path(explicit).expanduser()
-    home = Path.home()
+        return expand(explicit)
+    xdg = os.environ.get("XDG_STATE_HOME") if sys.platform != "darwin" and os.name != "nt" else None
+    local = os.environ.get("LOCALAPPDATA") if os.name == "nt" else None
+    if xdg or local:
+        return Path(xdg or local) / "xshare"
+    user = home()
+    if user is None:
+        raise NoStateFolder(errno.ENOENT, "no home folder for xshare's state (HOME unset, no passwd entry)")
     if sys.platform == "darwin":
-        return home / "Library" / "Application Support" / "xshare"
+        return user / "Library" / "Application Support" / "xshare"
     if os.name == "nt":
-        return Path(os.environ.get("LOCALAPPDATA") or home / "AppData" / "Local") / "xshare"
-    return Path(os.environ.get("XDG_STATE_HOME") or home / ".local" / "state") / "xshare"
+        return user / "AppData" / "Local" / "xshare"
+    return user / ".local" / "state" / "xshare"
 
 
 def hook_log() -> Path:

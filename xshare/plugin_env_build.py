@@ -19,6 +19,7 @@ from pathlib import Path
 
 from xshare import plugin_env
 from xshare.paths import hook_log
+from xshare.private import append_text
 from xshare.store import atomic_write, locked
 
 _PIP_FLAGS = ["--quiet", "--disable-pip-version-check", "--no-input", "--retries", "2", "--timeout", "30"]
@@ -156,11 +157,8 @@ def _record_failure(folder: Path, want: dict, reason: str) -> None:
     line = (f"{time.strftime('%Y-%m-%dT%H:%M:%S')} plugin env not built ({reason}); xshare keeps running with "
             f"{sys.executable} (characters / 4 without tiktoken); next try after {retry} or on a new plugin "
             f"version; full output in {folder / plugin_env.BUILD_LOG}")
-    try:
-        log = hook_log()
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with open(log, "a", encoding="utf-8") as handle:
-            handle.write(" ".join(line.split()) + "\n")  # exactly one line, whatever pip said
+    try:  # exactly one line, whatever pip said; private, as the hook's own lines
+        append_text(hook_log(), " ".join(line.split()) + "\n")
     except OSError:
         pass
 

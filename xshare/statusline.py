@@ -2,7 +2,7 @@
 
 It never loads a tokenizer and never reads transcript history: one small JSON file and one stat. Run
 as `python3 -I -S <this file>` with Claude Code's status-line JSON on stdin; it imports only the
-standard library and xshare.paths, so a refresh costs little more than starting Python. On any
+standard library, xshare.paths and xshare.private, so a refresh costs little more than starting Python. On any
 problem it prints a short fallback and exits 0 (an empty line or an error blanks the status line).
 """
 
@@ -17,6 +17,7 @@ if __package__ in (None, ""):  # run as a script: the package sits two folders u
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from xshare.paths import line_file  # noqa: E402
+from xshare.private import writable  # noqa: E402
 from xshare.statusline_update import kick  # noqa: E402
 
 DEFAULT_FORMAT = "explore {context} of context · {bill} of bill · calib {calib} · {calls} calls{window}{behind}"
@@ -164,6 +165,8 @@ def render(payload: dict, line_format: str = DEFAULT_FORMAT, second: str | None 
             saved = None
     saved = saved if isinstance(saved, dict) else None
     values = fields(payload, saved, colour)
+    if saved is None and (why := writable()):  # checked only while nothing shows: a stat or two
+        return f"explore: off, {why}{values['window']}"
     if update:
         catch_up(payload, saved, bool(values["behind"]))
     if saved is None:

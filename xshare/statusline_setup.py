@@ -15,6 +15,7 @@ import shlex
 from pathlib import Path
 
 from xshare import plugin_env, settings_file, settings_json
+from xshare.paths import home as user_home
 from xshare.paths import state_dir
 from xshare.settings_file import SettingsError
 from xshare.store import atomic_write, loads, read_json
@@ -31,7 +32,11 @@ _ABSENT = object()
 
 def settings_path() -> Path:
     configured = os.environ.get("CLAUDE_CONFIG_DIR", "").split(",")[0].strip()
-    base = Path(configured).expanduser() if configured else Path.home() / ".claude"
+    home = user_home()
+    if not configured and home is None:
+        raise SettingsError("no home folder to find Claude Code's settings in (HOME is unset and this user has "
+                            "no passwd entry); set CLAUDE_CONFIG_DIR")
+    base = Path(configured).expanduser() if configured else home / ".claude"
     return base / "settings.json"
 
 
@@ -161,8 +166,8 @@ def _record_bytes() -> bytes | None:
 
 
 def install(force: bool = False, line_format: str | None = None, line2: str | None = None) -> tuple[int, str]:
-    configured = settings_path()
     try:
+        configured = settings_path()
         target, text, settings = _load(configured)
         current = settings.get("statusLine")
         if current and not is_ours(current) and not force:
@@ -208,8 +213,8 @@ def _undo(text: str, settings: dict, record: dict | None) -> tuple[str | None, s
 
 def remove() -> tuple[int, str]:
     record = _load_record()
-    configured = Path(record["settings"]) if record else settings_path()
     try:
+        configured = Path(record["settings"]) if record else settings_path()
         target, text, settings = _load(configured)
         if not is_ours(settings.get("statusLine")):
             return 0, f"xshare's status line is not installed in {configured}; nothing changed"
@@ -232,8 +237,8 @@ def remove() -> tuple[int, str]:
 
 
 def status() -> tuple[int, str]:
-    path = settings_path()
     try:
+        path = settings_path()
         current = _load(path)[2].get("statusLine")
     except SettingsError as error:
         return 1, str(error)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from xshare.paths import state_dir
+from xshare.private import inside_state, open_private, private_folder
 
 __all__ = ["LOADS_VIEWS", "atomic_write", "dumps", "loads", "locked", "open_regular", "read_json", "read_regular",
            "state_dir"]
@@ -49,11 +50,15 @@ def atomic_write(path: Path, data: bytes | Iterable[bytes], make_folders: bool =
     Only a regular file is ever replaced: a device, FIFO, socket or folder at the path is refused (an
     OSError), never swapped for a file. A symlink is written through to the regular file it names, which
     keeps the link (a dangling one is refused). The file keeps its mode (and, where allowed, its owner); a
-    new one is private (0600). `make_folders=False` (a path the user gave) refuses a missing folder."""
+    new one is private (0600), and so is any file in xshare's state folder, with its folders (0700).
+    `make_folders=False` (a path the user gave) refuses a missing folder."""
     import tempfile
 
     target = _regular_target(path)
-    if make_folders:
+    private = inside_state(path)
+    if make_folders and private and inside_state(target):
+        private_folder(target.parent)
+    elif make_folders:
         target.parent.mkdir(parents=True, exist_ok=True)
     elif not target.parent.is_dir():
         raise FileNotFoundError(errno.ENOENT, "its folder does not exist", str(target.parent))
@@ -66,7 +71,7 @@ def atomic_write(path: Path, data: bytes | Iterable[bytes], make_folders: bool =
             else:
                 handle.writelines(data)
         if existing is not None:
-            _keep_mode(tmp, existing)
+            _keep_mode(tmp, existing, private)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -95,8 +100,8 @@ def _regular_stat(path: Path) -> os.stat_result | None:
     return found
 
 
-def _keep_mode(tmp: str, before: os.stat_result) -> None:
-    os.chmod(tmp, stat.S_IMODE(before.st_mode))
+def _keep_mode(tmp: str, before: os.stat_result, private: bool) -> None:
+    os.chmod(tmp, stat.S_IMODE(before.st_mode) & ~(0o077 if private else 0))  # an earlier version's 0644
     if hasattr(os, "chown") and (before.st_uid, before.st_gid) != (os.getuid(), os.getgid()):
         with contextlib.suppress(OSError):  # only root may give a file away; others keep it as their own
             os.chown(tmp, before.st_uid, before.st_gid)
@@ -132,9 +137,14 @@ def read_json(path: Path) -> object | None:
 
 @contextlib.contextmanager
 def locked(path: Path, blocking: bool = True) -> Iterator[bool]:
-    """Hold an exclusive lock on `path` (created if needed); yields False if non-blocking and busy."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+b") as handle:
+    """Hold an exclusive lock on `path` (created if needed, private in the state folder); yields False if
+    non-blocking and busy."""
+    if inside_state(path):
+        handle = os.fdopen(open_private(path, os.O_RDWR | os.O_APPEND), "a+b")
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(path, "a+b")  # noqa: SIM115  (closed by the with below)
+    with handle:
         acquired = _lock(handle, blocking)
         try:
             yield acquired

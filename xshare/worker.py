@@ -9,6 +9,11 @@ after XSHARE_WORKER_IDLE seconds (default 600) without a request. Its socket nam
 everything that could make it count differently (xshare's version, path and install time, the ledger's
 method, the interpreter, the state folder, $XSHARE_VOCAB), so a changed setup starts a new worker instead of asking
 an old one. Where it cannot run (no AF_UNIX, XSHARE_WORKER=0, a failed start) the hook counts itself.
+
+Only the user's own processes are ever trusted, either way: the hook sends paths only to a socket in a
+folder of its own (0700) whose listening process is of its own uid (SO_PEERCRED / LOCAL_PEERCRED), else
+it counts itself; the worker answers only its own uid. Requests are served on a thread each, sharing the
+loaded tokenizer and count store, so one session's slow update never delays another's.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import _socket  # socket.py costs the hook 7 ms of imports for enum wrappers it does not need
 import json
 import os
+import stat
 import sys
 import time
 import zlib
@@ -23,6 +29,7 @@ from pathlib import Path
 
 from xshare import METHOD_VERSION, __version__
 from xshare.paths import live_dir, state_dir
+from xshare.private import private_folder
 
 # the hook imports this module on every call with new bytes: subprocess and tempfile wait until needed
 
@@ -30,6 +37,13 @@ IDLE_SECONDS = 600.0
 START_WAIT = 5.0  # seconds the first call waits for a new worker before counting itself
 REPLY_WAIT = 600.0  # a first read of a long transcript takes seconds; the hook is async
 _MAX_SOCKET_PATH = 100  # sun_path holds 104 (macOS) to 108 (Linux) bytes
+AT_ONCE = 16  # requests served at a time; more are told "busy" and their hooks count themselves
+_XUCRED_UID = slice(4, 8)  # struct xucred {u_int cr_version; uid_t cr_uid; ...} (macOS, FreeBSD)
+_UCRED_UID = slice(4, 8)  # struct ucred {pid_t pid; uid_t uid; gid_t gid;} (Linux)
+
+
+class ForeignWorker(Exception):
+    """The socket, its folder or the process listening on it belongs to another account."""
 
 
 def enabled() -> bool:
@@ -66,13 +80,40 @@ def socket_path() -> Path:
     return Path(tempfile.gettempdir()) / f"xshare-{os.getuid()}" / name
 
 
+def own_uid() -> int | None:
+    return os.getuid() if hasattr(os, "getuid") else None
+
+
+def peer_uid(conn) -> int | None:
+    """The uid of the process at the other end of a connected Unix socket; None where the system has
+    no way to say (the folder's and the socket's owners are then all there is to go on)."""
+    if hasattr(_socket, "SO_PEERCRED"):  # Linux
+        return int.from_bytes(conn.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)[_UCRED_UID], sys.byteorder)
+    if hasattr(_socket, "LOCAL_PEERCRED"):  # macOS, FreeBSD: level SOL_LOCAL, which is 0
+        return int.from_bytes(conn.getsockopt(0, _socket.LOCAL_PEERCRED, 128)[_XUCRED_UID], sys.byteorder)
+    return None
+
+
 def _private_folder(folder: Path) -> bool:
-    """The socket's folder exists, is ours and is closed to others (a shared /tmp is hostile ground)."""
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if folder == live_dir():
-        return True
-    info = folder.lstat()
-    return info.st_uid == os.getuid() and (info.st_mode & 0o077) == 0
+    """The socket's folder exists, is ours and is closed to others. A shared /tmp is hostile ground:
+    another account may have made `xshare-<uid>` first, to listen there and answer "ok" to everything."""
+    try:
+        if folder == live_dir():
+            private_folder(folder)  # the state folder's own rules: 0700, tightened if an old version left it open
+            info = folder.stat()
+        else:
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            info = folder.lstat()  # a symlink here is someone else's idea
+    except OSError:
+        return False
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != own_uid():
+        return False
+    if info.st_mode & 0o077:  # ours, but open (made under an odd umask): close it; a stranger's socket is
+        try:                  # still caught by its owner and its peer's uid
+            os.chmod(folder, 0o700)
+        except OSError:
+            return False
+    return True
 
 
 def ask(paths: list[Path]) -> bool:
@@ -80,13 +121,36 @@ def ask(paths: list[Path]) -> bool:
     if not enabled():
         return False
     path = socket_path()
-    reply = _request(path, paths)
-    if reply is None and _start(path):
-        deadline = time.monotonic() + START_WAIT
-        while reply is None and time.monotonic() < deadline:
-            time.sleep(0.02)  # it loads the tokenizer before it listens
-            reply = _request(path, paths)
+    if not _private_folder(path.parent):
+        _log_refusal(f"the worker's folder {path.parent} is not this user's alone")
+        return False
+    try:
+        reply = _request(path, paths)
+        if reply is None and _start(path):
+            deadline = time.monotonic() + START_WAIT
+            while reply is None and time.monotonic() < deadline:
+                time.sleep(0.02)  # it loads the tokenizer before it listens
+                reply = _request(path, paths)
+    except ForeignWorker as refused:
+        _log_refusal(str(refused))
+        return False
     return bool(reply and reply.get("ok"))
+
+
+def _log_refusal(why: str) -> None:
+    from xshare.live import log
+
+    log(f"not using the hook's worker: {why}; counting in the hook's own process")
+
+
+def _check_peer(path: Path, client) -> None:
+    """Raise ForeignWorker unless the socket file and the process listening on it are this user's."""
+    info = os.lstat(path)
+    if not stat.S_ISSOCK(info.st_mode) or info.st_uid != own_uid():
+        raise ForeignWorker(f"{path.name} is not a socket of this user's")
+    peer = peer_uid(client)
+    if peer is not None and peer != own_uid():
+        raise ForeignWorker(f"the process listening on {path.name} runs as uid {peer}")
 
 
 def _request(path: Path, paths: list[Path]) -> dict | None:
@@ -95,6 +159,7 @@ def _request(path: Path, paths: list[Path]) -> dict | None:
         try:
             client.settimeout(REPLY_WAIT)
             client.connect(str(path))
+            _check_peer(path, client)  # before a single path is sent
             client.sendall(json.dumps({"setup": _setup(), "paths": [str(p) for p in paths]}).encode())
             client.shutdown(_socket.SHUT_WR)
             return json.loads(_read_all(client))
@@ -128,18 +193,24 @@ def _start(path: Path) -> bool:
 
 
 def serve() -> None:
-    """The worker's life: one at a time (updates take per-session locks anyway), until idle."""
+    """The worker's life: a thread per request (updates take per-session locks), until idle."""
     import socket
 
-    from xshare.store import locked
+    from xshare.store import atomic_write, locked
 
     path = socket_path()
+    if not _private_folder(path.parent):
+        return  # never listen where another account could have put, or could reach, the socket
     idle = float(os.environ.get("XSHARE_WORKER_IDLE", IDLE_SECONDS))
     with locked(path.with_suffix(".lock"), blocking=False) as mine:
         if not mine:  # another worker with this key is starting or running
             return
         _warm_up()
-        path.with_suffix(".pid").write_text(str(os.getpid()))
+        try:  # for benches and tests only: a stale one (a killed worker's) is replaced, a broken one ignored
+            path.with_suffix(".pid").unlink(missing_ok=True)  # so that it is new, hence 0600, wherever it is
+            atomic_write(path.with_suffix(".pid"), str(os.getpid()).encode())
+        except OSError:
+            pass
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
             if path.exists() or path.is_symlink():
                 path.unlink()  # a stale socket of a worker that died: ours now, the lock says so
@@ -169,17 +240,50 @@ def _warm_up() -> None:
 
 
 def _serve_until_idle(server) -> None:
+    """Accept until `idle` passes with no request and none in progress. Each request gets its own
+    thread (one session's slow update, or a lock another process holds, never delays another session);
+    past AT_ONCE at a time a request is told "busy" and its hook counts itself."""
+    import threading
+
+    slots = threading.BoundedSemaphore(AT_ONCE)
+    running: list[threading.Thread] = []
     while True:
         try:
             conn, _ = server.accept()
         except TimeoutError:
-            return
+            running = [thread for thread in running if thread.is_alive()]
+            if not running:
+                return
+            continue
+        if not _same_user(conn):
+            conn.close()  # another account's process: not a word, not a path, not a count
+            continue
+        if not slots.acquire(blocking=False):
+            _answer(conn, lambda data: {"ok": False, "busy": True}, None)
+            continue
+        thread = threading.Thread(target=_answer, args=(conn, _handle, slots), daemon=False)
+        thread.start()
+        running = [thread, *(other for other in running if other.is_alive())]
+
+
+def _same_user(conn) -> bool:
+    try:
+        peer = peer_uid(conn)
+    except OSError:
+        return False
+    return peer is None or peer == own_uid()  # None: the socket's 0600 mode is then the only door
+
+
+def _answer(conn, handle, slots) -> None:
+    try:
         with conn:
             conn.settimeout(30)
-            try:
-                conn.sendall(json.dumps(_handle(_read_all(conn))).encode())
-            except OSError:
-                continue  # a client that went away: its next call asks again
+            conn.sendall(json.dumps(handle(_read_all(conn))).encode())
+    except OSError:
+        pass  # a client that went away: its next call asks again
+    finally:
+        if slots is not None:
+            slots.release()
 
 
 def _handle(data: bytes) -> dict:
@@ -188,13 +292,16 @@ def _handle(data: bytes) -> dict:
     started = time.process_time()
     try:
         request = json.loads(data)
-        if request.get("setup") != _setup():
+    except ValueError:  # nothing, or not JSON: a client that went away (or was not ours) before asking
+        return {"ok": False}
+    try:
+        if not isinstance(request, dict) or request.get("setup") != _setup():
             return {"ok": False}  # another setup under the same socket name: the hook counts itself
         for path in request["paths"]:
             live.update(Path(path))
     except Exception:  # noqa: BLE001  (the hook then counts itself; the log says why)
         import traceback
 
-        live._log(traceback.format_exc())
+        live.log(traceback.format_exc())
         return {"ok": False}
     return {"ok": True, "cpu": time.process_time() - started}

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from xshare.ids import normal_id
+from xshare.paths import home as user_home
 from xshare.sources import same_file
 
 INTERACTIVE, SUBAGENT, INTERNAL, AUTOMATED = "interactive", "subagent", "internal", "automated"
@@ -40,9 +41,10 @@ def default_roots() -> list[Path]:
     configured = os.environ.get("CLAUDE_CONFIG_DIR")
     if configured:
         bases = [Path(part.strip()).expanduser() for part in configured.split(",") if part.strip()]
-    else:
-        home = Path.home()
-        bases = [home / ".claude", Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "claude"]
+    else:  # no home folder (cron, docker --user): what needs one is simply not found
+        home, xdg = user_home(), os.environ.get("XDG_CONFIG_HOME")
+        config = Path(xdg) if xdg else home / ".config" if home else None
+        bases = [base for base in (home and home / ".claude", config and config / "claude") if base]
     return [base / "projects" for base in bases]
 
 

@@ -35,6 +35,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+from xshare.paths import home as user_home
 from xshare.sources import same_file
 from xshare.sources.agent_common import Replay, as_text, content_text, number, parse_json
 from xshare.store import loads
@@ -49,8 +50,8 @@ INJECTED_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.m
 
 
 def default_homes() -> list[Path]:
-    explicit = os.environ.get("CODEX_HOME")
-    return [Path(explicit).expanduser() if explicit else Path.home() / ".codex"]
+    explicit, home = os.environ.get("CODEX_HOME"), user_home()
+    return [Path(explicit).expanduser()] if explicit else [home / ".codex"] if home else []
 
 
 def describe(homes: list[Path]) -> list[str]:

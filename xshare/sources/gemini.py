@@ -30,6 +30,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+from xshare.paths import home as user_home
 from xshare.sources import same_file
 from xshare.sources.agent_common import Replay, as_text, content_text
 from xshare.store import loads
@@ -42,7 +43,8 @@ KIND = "files"
 
 def default_homes() -> list[Path]:
     explicit = os.environ.get("GEMINI_CLI_HOME")
-    return [(Path(explicit).expanduser() if explicit else Path.home()) / ".gemini"]
+    base = Path(explicit).expanduser() if explicit else user_home()
+    return [base / ".gemini"] if base else []
 
 
 def describe(homes: list[Path]) -> list[str]:

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from xshare.classify import classify_tool
 from xshare.ledger import SPREAD, Ledger, session_row
+from xshare.paths import home as user_home
 from xshare.plausible import session_counts
 from xshare.printable import safe_label
 from xshare.sources import same_file
@@ -76,10 +77,10 @@ _DEFAULTS = {"active": 1, "compacted": 0}
 def default_databases() -> list[Path]:
     """$HERMES_HOME/state.db if set, else ~/.hermes/state.db, plus every profile's; existing files only,
     each once ($HERMES_HOME may be ~/.hermes or one of its profiles by another path)."""
-    home = Path.home() / ".hermes"
-    explicit = os.environ.get("HERMES_HOME")
-    found = [Path(explicit).expanduser() / "state.db"] if explicit else [home / "state.db"]
-    found += sorted((home / "profiles").glob("*/state.db"))
+    user, explicit = user_home(), os.environ.get("HERMES_HOME")
+    home = user / ".hermes" if user else None  # no home folder (cron, docker --user): nothing there to find
+    found = [Path(explicit).expanduser() / "state.db"] if explicit else [home / "state.db"] if home else []
+    found += sorted((home / "profiles").glob("*/state.db")) if home else []
     return same_file.unique_files(found)
 
 

@@ -32,6 +32,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+from xshare.paths import home as user_home
 from xshare.sources import same_file
 from xshare.sources.agent_common import Replay, as_text, content_text, parse_json
 from xshare.store import loads
@@ -48,7 +49,8 @@ def default_homes() -> list[Path]:
     if state:
         return [Path(state).expanduser()]
     home = os.environ.get("OPENCLAW_HOME")
-    return [(Path(home).expanduser() if home else Path.home()) / ".openclaw"]
+    base = Path(home).expanduser() if home else user_home()
+    return [base / ".openclaw"] if base else []
 
 
 def describe(homes: list[Path]) -> list[str]:

@@ -34,6 +34,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
+from xshare.paths import home as user_home
 from xshare.sources import same_file
 from xshare.sources.agent_common import Replay, as_text, iso_time, parse_json
 from xshare.sources.hermes_db import Unreadable, is_locked, open_database
@@ -45,8 +46,9 @@ KIND = "database"
 
 
 def default_homes() -> list[Path]:
-    data = os.environ.get("XDG_DATA_HOME")
-    return [(Path(data).expanduser() if data else Path.home() / ".local" / "share") / "opencode"]
+    data, home = os.environ.get("XDG_DATA_HOME"), user_home()
+    base = Path(data).expanduser() if data else home / ".local" / "share" if home else None
+    return [base / "opencode"] if base else []
 
 
 def describe(homes: list[Path]) -> list[str]:
