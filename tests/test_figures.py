@@ -243,6 +243,39 @@ def test_a_fifo_in_place_of_the_count_store_or_the_history_does_not_hang(tmp_pat
     assert "could not add to the history (not a regular file)" in done.stderr
 
 
+FIFO_LIVE = """
+import json, sys
+from pathlib import Path
+from xshare import live, rows_cache
+from xshare.paths import line_file
+from xshare.statusline import render
+print(render({"session_id": "s1"}, update=False))
+print(live.is_current(Path(sys.argv[1]), "s1"), len(rows_cache.load("chars/4", {"x"})))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_in_place_of_the_live_summary_or_the_rows_cache_does_not_hang(tmp_path: Path):
+    """The status line and the hook read the live summary, the report its rows cache: a FIFO in their place
+    is refused as missing (waiting for the first update, or read again), never waited on."""
+    home = tmp_path / "home"
+    (home / "live").mkdir(parents=True)
+    (home / "cache").mkdir()
+    os.mkfifo(home / "cache" / "claude-rows.jsonl")
+    transcript = tmp_path / "s1.jsonl"
+    transcript.write_text("{}\n")
+    env = {**os.environ, "XSHARE_HOME": str(home)}
+    line = subprocess.run([sys.executable, "-c", "from xshare.paths import line_file; print(line_file('s1'))"],
+                          capture_output=True, text=True, cwd=REPO, env=env, timeout=60).stdout.strip()
+    os.mkfifo(line)
+    done = subprocess.run([sys.executable, "-c", FIFO_LIVE, str(transcript)], capture_output=True, text=True,
+                          timeout=60, cwd=REPO, env=env)
+    assert done.returncode == 0, done.stderr
+    shown, checked = done.stdout.splitlines()
+    assert shown.startswith("explore: waiting for the first update")
+    assert checked == "False 0"
+
+
 def test_a_count_store_that_is_a_folder_is_said_once_and_counts_still_work(tmp_path: Path):
     said: list[str] = []
     (tmp_path / "counts.bin").mkdir()

@@ -158,7 +158,10 @@ def _hermes_home() -> Path:
         return Path(get_hermes_home())
     except Exception:
         explicit = os.environ.get("HERMES_HOME")
-        return Path(explicit).expanduser() if explicit else Path.home() / ".hermes"
+        from xshare.paths import home
+
+        user = home()  # None with no home folder (cron, docker --user): a folder that is never there
+        return Path(explicit).expanduser() if explicit else (user or Path("/nonexistent")) / ".hermes"
 
 
 def current_session_id() -> str | None:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from xshare import METHOD_VERSION
 from xshare.paths import file_name, hook_log, html_file, line_file, live_dir
+from xshare.private import read_regular
 
 # the reader, the tokenizer and orjson are imported only once there is work to do: the idle call
 # (nothing appended since the last one) is the common case and must stay cheap
@@ -68,8 +69,7 @@ def is_current(path: Path, session_id: str, tokenizer: str | None = None) -> boo
     """True when the saved summary already covers every byte of the transcript (the common call): same
     size and modification time (a file overwritten in place with as many bytes changes only the latter)."""
     try:
-        with open(line_file(session_id), "rb") as handle:
-            summary = json.loads(handle.read())
+        summary = json.loads(read_regular(line_file(session_id)))  # a FIFO in its place is refused
         stat = path.stat()
     except (OSError, ValueError):
         return False

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from xshare import METHOD_VERSION
 from xshare.ids import key_path
-from xshare.store import atomic_write, dumps, loads, state_dir
+from xshare.store import atomic_write, dumps, loads, open_regular, state_dir
 
 
 class Entry(NamedTuple):
@@ -46,7 +46,7 @@ def _entries(path: Path, tokenizer: str) -> Iterator[tuple[str, bytes, bytes]]:
     """(transcript path, head, row) of every well-formed line of a cache made with this tokenizer and
     method; none for a missing, unreadable or stale cache (a cache is never worth a crash)."""
     try:
-        handle = open(path, "rb")
+        handle = open_regular(path)  # a FIFO in its place is refused, not waited on
     except OSError:
         return
     with handle:

@@ -17,7 +17,7 @@ if __package__ in (None, ""):  # run as a script: the package sits two folders u
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from xshare.paths import line_file  # noqa: E402
-from xshare.private import writable  # noqa: E402
+from xshare.private import read_regular, writable  # noqa: E402
 from xshare.statusline_update import kick  # noqa: E402
 
 DEFAULT_FORMAT = "explore {context} of context · {bill} of bill · calib {calib} · {calls} calls{window}{behind}"
@@ -159,8 +159,7 @@ def render(payload: dict, line_format: str = DEFAULT_FORMAT, second: str | None 
     saved = None
     if isinstance(session, str) and session:
         try:
-            with open(line_file(session), "rb") as handle:
-                saved = json.loads(handle.read())
+            saved = json.loads(read_regular(line_file(session)))  # a FIFO in its place is refused, not waited on
         except (OSError, ValueError):
             saved = None
     saved = saved if isinstance(saved, dict) else None

@@ -10,10 +10,9 @@ import re
 import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO
 
 from xshare.paths import state_dir
-from xshare.private import inside_state, open_private, private_folder
+from xshare.private import inside_state, open_private, open_regular, private_folder, read_regular
 
 __all__ = ["LOADS_VIEWS", "atomic_write", "dumps", "loads", "locked", "open_regular", "read_json", "read_regular",
            "state_dir"]
@@ -105,26 +104,6 @@ def _keep_mode(tmp: str, before: os.stat_result, private: bool) -> None:
     if hasattr(os, "chown") and (before.st_uid, before.st_gid) != (os.getuid(), os.getgid()):
         with contextlib.suppress(OSError):  # only root may give a file away; others keep it as their own
             os.chown(tmp, before.st_uid, before.st_gid)
-
-
-def open_regular(path: Path) -> BinaryIO:
-    """The file opened for reading, if it is a regular file; anything else is refused (an OSError):
-    opening or reading a FIFO waits for a writer that may never come, and a device (/dev/zero) never ends.
-    O_NONBLOCK keeps the open itself from waiting; it changes nothing for a regular file."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(path))
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def read_regular(path: Path) -> bytes:
-    """The whole of a regular file (see open_regular)."""
-    with open_regular(path) as handle:
-        return handle.read()
 
 
 def read_json(path: Path) -> object | None:
