@@ -177,6 +177,28 @@ def test_the_files_an_old_python_starts_parse_as_old_python():
         assert futures == [], name
 
 
+def unions_evaluated_at_definition(source: str) -> list[int]:
+    """Lines where an annotation evaluated when its function is defined uses `X | Y` (3.10+): without
+    postponed annotations it raises TypeError on import, which no parser and no vermin check sees."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            annotations = [arg.annotation for arg in (*node.args.posonlyargs, *node.args.args,
+                                                     *node.args.kwonlyargs, node.args.vararg, node.args.kwarg)
+                           if arg is not None] + [node.returns]
+            found += [item.lineno for item in annotations if item is not None for part in ast.walk(item)
+                      if isinstance(part, ast.BinOp) and isinstance(part.op, ast.BitOr)]
+        elif isinstance(node, ast.AnnAssign) and any(isinstance(part, ast.BinOp) for part in ast.walk(node.annotation)):
+            found.append(node.lineno)
+    return found
+
+
+def test_the_files_an_old_python_starts_evaluate_no_union_annotations():
+    for name in plugin_python.STARTS_ON_OLD:
+        assert unions_evaluated_at_definition((REPO / name).read_text()) == [], name
+    assert unions_evaluated_at_definition('def f(x: "str | None") -> int | None:\n    pass\n') == [1]
+
+
 def test_vermin_finds_nothing_newer_than_the_oldest_python_each_file_must_start_on(tmp_path: Path):
     pytest.importorskip("vermin")
 

@@ -14,7 +14,7 @@ class NoStateFolder(OSError):
     their state (the count store, the history) already go on after an OSError."""
 
 
-def home() -> Path | None:
+def home() -> "Path | None":
     """The user's home folder, or None where there is none to find: HOME unset and no passwd entry
     (cron, `docker --user 1234`). Every default under it is then simply not found."""
     try:
@@ -24,7 +24,7 @@ def home() -> Path | None:
     return None if str(found).startswith("~") else found  # older Pythons hand "~" back unexpanded
 
 
-def expand(path: str | Path) -> Path:
+def expand(path: "str | Path") -> Path:
     """`path` with a leading ~ expanded; left as it is when there is no home to expand it to."""
     try:
         return Path(path).expanduser()
