@@ -1,10 +1,11 @@
 """The Claude Code rows cache: each transcript's row under its path, size and modification time.
 
-One JSON line a transcript after a header line (method, tokenizer): `[path, size, mtime_ns, problems, times,
-copied]` (times: the file's own calls' start times; copied: the calls it holds that another file bills, see
-sources/claude_copies), a tab, then the row's JSON. JSON holds no raw tab, so the first tab ends the head,
-and the row stays bytes: a report over many sessions reads its cache without turning every cached row into
-a dict, and writes it back a line at a time. A different tokenizer or method version makes every entry stale.
+One line a transcript after a header line (method, tokenizer): the head `[path, size, mtime_ns, problems,
+copied]` (copied: the calls the file holds that another file bills, see sources/claude_copies), a tab, the
+row's JSON, a tab, and the file's own calls' start times as a JSON object. JSON holds no raw tab, so the
+tabs cut the line, and the row and the times stay bytes: a report over many sessions reads its cache
+without turning every cached row (or every call's time) into Python objects, and writes it back a line at a
+time. A different tokenizer or method version makes every entry stale.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ class Entry(NamedTuple):
     mtime_ns: int
     problems: dict | None
     row: bytes  # the row's JSON
-    times: dict  # the file's own calls: request id -> its first row's timestamp (or None)
+    times: bytes  # JSON of the file's own calls: request id -> its first row's timestamp (or null)
     copied: tuple  # request ids the file holds but another file bills
 
 
@@ -43,8 +44,8 @@ def _header(tokenizer: str) -> bytes:
 
 
 def _entries(path: Path, tokenizer: str) -> Iterator[tuple[str, bytes, bytes]]:
-    """(transcript path, head, row) of every well-formed line of a cache made with this tokenizer and
-    method; none for a missing, unreadable or stale cache (a cache is never worth a crash)."""
+    """(transcript path, head, the rest: row and times) of every well-formed line of a cache made with this
+    tokenizer and method; none for a missing, unreadable or stale cache (a cache is never worth a crash)."""
     try:
         handle = open_regular(path)  # a FIFO in its place is refused, not waited on
     except OSError:
@@ -54,14 +55,14 @@ def _entries(path: Path, tokenizer: str) -> Iterator[tuple[str, bytes, bytes]]:
             if handle.readline() != _header(tokenizer):
                 return
             for line in handle:
-                head, tab, row = line.rstrip(b"\n").partition(b"\t")
-                if tab and row:
+                head, tab, rest = line.rstrip(b"\n").partition(b"\t")
+                if tab and rest.count(b"\t") == 1:
                     try:
                         found = loads(head)[0]
                     except (ValueError, IndexError, KeyError, TypeError):
                         continue
                     if isinstance(found, str):
-                        yield found, head, row
+                        yield found, head, rest
         except OSError:
             return
 
@@ -70,15 +71,16 @@ def load(tokenizer: str, wanted: set[str]) -> dict[str, Entry]:
     """The cached entries of these transcript paths (only these: entries of files not asked about stay on
     disk, not in memory)."""
     entries: dict[str, Entry] = {}
-    for path, head, row in _entries(cache_file(), tokenizer):
+    for path, head, rest in _entries(cache_file(), tokenizer):
         if path not in wanted:
             continue
         try:
-            _, size, mtime, problems, times, copied = loads(head)
+            _, size, mtime, problems, copied = loads(head)
         except (ValueError, TypeError):
             continue
+        row, _, times = rest.partition(b"\t")
         if (type(size) is int and type(mtime) is int and isinstance(problems, (dict, type(None)))
-                and isinstance(times, dict) and isinstance(copied, list)):
+                and isinstance(copied, list) and row and times.startswith(b"{")):
             entries[path] = Entry(size, mtime, problems or None, row, times, tuple(copied))
     return entries
 
@@ -90,11 +92,11 @@ def save(tokenizer: str, fresh: dict[str, Entry]) -> None:
     def lines() -> Iterator[bytes]:
         yield _header(tokenizer)
         for name, entry in fresh.items():
-            head = [name, entry.size, entry.mtime_ns, entry.problems or {}, entry.times, list(entry.copied)]
-            yield dumps(head) + b"\t" + entry.row + b"\n"
-        for name, head, row in _entries(path, tokenizer):
+            head = [name, entry.size, entry.mtime_ns, entry.problems or {}, list(entry.copied)]
+            yield dumps(head) + b"\t" + entry.row + b"\t" + entry.times + b"\n"
+        for name, head, rest in _entries(path, tokenizer):
             if name not in fresh and key_path(name).exists():
-                yield head + b"\t" + row + b"\n"
+                yield head + b"\t" + rest + b"\n"
 
     try:
         atomic_write(path, lines())

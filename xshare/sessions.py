@@ -25,7 +25,7 @@ from xshare.plausible import row_problem
 from xshare.progress import Progress
 from xshare.sources import agents, claude, claude_copies, hermes, same_file
 from xshare.sources.claude import ClaudeTranscript, TranscriptFile
-from xshare.store import atomic_write, dumps, read_json, state_dir
+from xshare.store import atomic_write, dumps, loads, read_json, state_dir
 from xshare.timestamps import parse_time
 
 # below this much to read, starting worker processes costs more than it saves
@@ -130,29 +130,37 @@ def measure_claude(
 def _settle_copies(fresh: dict[str, rows_cache.Entry], files: list[TranscriptFile],
                    choice: tokenizers.TokenizerChoice) -> int:
     """Each call billed once across the files read: a file holding calls another file holds earlier is read
-    again with them as copies (claude_copies). Returns how many files were read again."""
+    again with them as copies (claude_copies). Copies are made within a project folder (a resume or a fork
+    writes beside its parent), so the calls' times are decoded one project at a time, never all at once.
+    Returns how many files were read again."""
     by_key = {path_key(file.path): file for file in files}
-    held = {key: (by_key[key].source, entry.times) for key, entry in fresh.items()}
+    projects: dict[Path, list[str]] = {}
+    for key in fresh:
+        projects.setdefault(claude_copies.project_folder(by_key[key].path), []).append(key)
     reread = 0
-    for key, lost in claude_copies.lost_calls(held).items():
-        entry = fresh[key]
-        if tuple(sorted(lost)) != tuple(entry.copied):
-            _init_worker(choice)
-            row, problems, _ = measure_file(by_key[key], lost)
-            fresh[key] = entry._replace(problems=problems or None, row=dumps(row), copied=tuple(sorted(lost)))
-            reread += 1
+    for keys in projects.values():
+        if len(keys) == 1 and not fresh[keys[0]].copied:
+            continue  # a file alone in its project holds no other file's calls
+        held = {key: (by_key[key].source, loads(fresh[key].times)) for key in keys}
+        for key, lost in claude_copies.lost_calls(held).items():
+            entry = fresh[key]
+            if tuple(sorted(lost)) != tuple(entry.copied):
+                _init_worker(choice)
+                row, problems, _ = measure_file(by_key[key], lost)
+                fresh[key] = entry._replace(problems=problems or None, row=dumps(row), copied=tuple(sorted(lost)))
+                reread += 1
     if reread:
         _flush()
     return reread
 
 
-def _packed(measured: tuple[dict, dict, dict]) -> tuple[bytes, dict | None, dict]:
+def _packed(measured: tuple[dict, dict, dict]) -> tuple[bytes, dict | None, bytes]:
     """A worker's result as it travels and is kept: the row's JSON, its problems if any, and its own calls'
-    start times (claude_copies)."""
-    return dumps(measured[0]), measured[1] or None, measured[2]
+    start times as JSON (claude_copies)."""
+    return dumps(measured[0]), measured[1] or None, dumps(measured[2])
 
 
-def measure_group(files: list[TranscriptFile]) -> list[tuple[bytes, dict | None, dict]]:
+def measure_group(files: list[TranscriptFile]) -> list[tuple[bytes, dict | None, bytes]]:
     measured = [_packed(measure_file(file)) for file in files]
     _counter.flush()  # what this worker counted, for the others and for later runs
     return measured
@@ -171,7 +179,7 @@ def _flush() -> None:
         _counter.flush()
 
 
-def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None) -> list[tuple[bytes, dict | None, dict]]:
+def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None) -> list[tuple[bytes, dict | None, bytes]]:
     """Rows in the order of `todo`. A session's subagent and compaction files replay its texts, so
     they go to the same worker, whose count cache then tokenizes each shared text once."""
     if not todo:
@@ -187,7 +195,7 @@ def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None) ->
 
 
 def _run_with(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None, total: int,
-              progress: Progress) -> list[tuple[bytes, dict | None, dict]]:
+              progress: Progress) -> list[tuple[bytes, dict | None, bytes]]:
     workers = workers or os.cpu_count() or 1
     if workers < 2 or len(todo) < 2 or total < _PARALLEL_MIN_BYTES:
         measured = []
@@ -495,7 +503,7 @@ def copied_here(file: TranscriptFile, times: dict[str, str | None]) -> frozenset
             continue
         entry, stat = cached.get(key), _stat(other)
         if entry and stat and (entry.size, entry.mtime_ns) == stat:
-            held[key] = (other.source, entry.times)
+            held[key] = (other.source, loads(entry.times))
         elif not claude_copies.request_ids(other.path).isdisjoint(times):
             held[key] = (other.source, measure_file(other)[2])
     return claude_copies.lost_calls(held)[path_key(file.path)]
