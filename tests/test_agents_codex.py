@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from agent_fixtures import codex_legacy, codex_session
 
-from xshare.agent_tools import explain_tool
 from xshare.cli import main
+from xshare.measure.agent_tools import explain_tool
 from xshare.sources import codex
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from agent_fixtures import gemini_json, gemini_jsonl
 
-from xshare.agent_tools import explain_tool
 from xshare.cli import main
+from xshare.measure.agent_tools import explain_tool
 from xshare.sources import gemini
 
 

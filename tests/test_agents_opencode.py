@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from agent_fixtures import opencode_db
 
-from xshare.agent_tools import explain_tool
 from xshare.cli import main
+from xshare.measure.agent_tools import explain_tool
 from xshare.sources import opencode
 
 

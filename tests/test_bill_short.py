@@ -12,8 +12,8 @@ import pytest
 from hermes_fixtures import HermesDb, call, read_result
 
 from xshare import cli
-from xshare.ledger import BILL_SHORT_BELOW, CATEGORIES, bill_short, set_shares
-from xshare.report import summarize
+from xshare.measure.ledger import BILL_SHORT_BELOW, CATEGORIES, bill_short, set_shares
+from xshare.report.render import summarize
 
 
 def row(context: int, prompt: int, exploration: int, source: str = "interactive") -> dict:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from xshare.classify import (
+from xshare.measure.classify import (
     EDIT,
     EXPLORATION,
     OTHER,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from xshare.demo import TranscriptWriter, text, tool_use, write_demo_corpus
-from xshare.sources.claude import (
+from xshare.sources.claude.transcript import (
     INTERACTIVE,
     INTERNAL,
     SUBAGENT,
@@ -330,7 +330,7 @@ def test_a_lone_surrogate_in_a_tool_call_or_a_model_name_is_counted_not_fatal(tm
     row = transcript.row()
     assert row["api_calls"] == clean["api_calls"] + 1 and not transcript.problems
     assert sum(row["first_time_tokens"].values()) > sum(clean["first_time_tokens"].values())
-    from xshare.store import dumps, loads
+    from xshare.state.store import dumps, loads
 
     assert loads(dumps(row)) == {**row, "models": [m.replace("\udc80", "\ufffd") for m in row["models"]],
                                  "model": row["model"].replace("\udc80", "\ufffd")}

@@ -29,8 +29,8 @@ from claude_host import (
 )
 from fake_anthropic import FakeAnthropic
 
-from xshare.statusline import DEFAULT_FORMAT, SEPARATOR, cache_fields
-from xshare.statusline_setup import REFRESH_SECONDS
+from xshare.install.statusline_setup import REFRESH_SECONDS
+from xshare.live.statusline import DEFAULT_FORMAT, SEPARATOR, cache_fields
 
 pytestmark = [pytest.mark.realhost, pytest.mark.skipif(claude_missing() is not None, reason=str(claude_missing()))]
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from xshare import sessions
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
+from xshare.sessions import measure as sessions
 
 
 @pytest.fixture

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from xshare import count_store, sessions, tokens
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
+from xshare.measure import count_store, tokens
+from xshare.sessions import measure as sessions
 
 REPO = Path(__file__).resolve().parents[1]
 # varied texts: unicode, lone surrogates, blank runs too long for tiktoken in one piece, code, JSON
@@ -88,7 +89,7 @@ def test_counts_read_from_the_store_equal_tiktokens(monkeypatch: pytest.MonkeyPa
 
 SCRIPT = """
 import sys
-from xshare import tokens
+from xshare.measure import tokens
 texts = [f"text {i} " * (i % 7 + 1) + chr(0x400 + i % 300) for i in range(int(sys.argv[1]), int(sys.argv[2]))]
 encoded = []
 real = tokens._load_o200k
@@ -281,7 +282,7 @@ def test_an_unwritable_store_still_gives_the_report(tmp_path: Path, capsys):
 
 
 def test_counts_the_hook_made_spare_the_report_its_tokenizer(tmp_path: Path, monkeypatch, capsys):
-    from xshare import live
+    from xshare.live import hook as live
 
     root = write_demo_corpus(tmp_path / "claude")
     for transcript in sorted(root.rglob("*.jsonl")):

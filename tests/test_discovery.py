@@ -16,12 +16,17 @@ from claude_2_1_fixtures import a_session_with_a_subagent_and_a_compaction
 from conftest import CORPUS
 from hermes_fixtures import build_standard
 
-from xshare import history, live, sessions
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
-from xshare.ids import key_path, normal_id, path_key
-from xshare.sources import claude, claude_files, codex, gemini, hermes, openclaw, opencode
-from xshare.store import dumps, loads
+from xshare.live import hook as live
+from xshare.measure.ids import key_path, normal_id, path_key
+from xshare.report import history
+from xshare.sessions import measure as sessions
+from xshare.sources import codex, gemini, openclaw, opencode
+from xshare.sources.claude import files as claude_files
+from xshare.sources.claude import transcript as claude
+from xshare.sources.hermes import state_db as hermes
+from xshare.state.store import dumps, loads
 
 TALLY = "-home-dev-tally"  # a project folder of the demo corpus
 

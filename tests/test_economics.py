@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from xshare import economics
+from xshare.measure import economics
 
 
 def test_the_nudge_shows_only_when_a_compaction_pays_back_within_the_calls_likely_left():

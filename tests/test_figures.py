@@ -15,14 +15,15 @@ import pytest
 from agent_fixtures import codex_session, codex_token_count, codex_usage, openclaw_session
 from hermes_fixtures import HermesDb, call, read_result
 
-from xshare import history, plausible
 from xshare.cli import main
-from xshare.count_store import CountStore
-from xshare.ledger import CATEGORIES
-from xshare.rows import read_rows
+from xshare.measure import plausible
+from xshare.measure.count_store import CountStore
+from xshare.measure.ledger import CATEGORIES
+from xshare.report import history
+from xshare.report.rows import read_rows
 from xshare.sources import codex, openclaw
-from xshare.sources.claude_usage import call_usage
-from xshare.sources.hermes import measure_hermes
+from xshare.sources.claude.usage import call_usage
+from xshare.sources.hermes.state_db import measure_hermes
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -218,8 +219,8 @@ def test_from_rows_on_a_fifo_and_dev_zero_says_so_and_does_not_hang(tmp_path: Pa
 FIFO_STATE = """
 import os, sys
 from pathlib import Path
-from xshare import history
-from xshare.count_store import CountStore
+from xshare.report import history
+from xshare.measure.count_store import CountStore
 said = []
 store = CountStore(Path(sys.argv[1]), said.append)
 assert store.get(b"some text") is None
@@ -246,9 +247,10 @@ def test_a_fifo_in_place_of_the_count_store_or_the_history_does_not_hang(tmp_pat
 FIFO_LIVE = """
 import json, sys
 from pathlib import Path
-from xshare import live, rows_cache
-from xshare.paths import line_file
-from xshare.statusline import render
+from xshare.live import hook as live
+from xshare.sessions.measure import rows_cache
+from xshare.state.paths import line_file
+from xshare.live.statusline import render
 print(render({"session_id": "s1"}, update=False))
 print(live.is_current(Path(sys.argv[1]), "s1"), len(rows_cache.load("chars/4", {"x"})))
 """
@@ -265,7 +267,7 @@ def test_a_fifo_in_place_of_the_live_summary_or_the_rows_cache_does_not_hang(tmp
     transcript = tmp_path / "s1.jsonl"
     transcript.write_text("{}\n")
     env = {**os.environ, "XSHARE_HOME": str(home)}
-    line = subprocess.run([sys.executable, "-c", "from xshare.paths import line_file; print(line_file('s1'))"],
+    line = subprocess.run([sys.executable, "-c", "from xshare.state.paths import line_file; print(line_file('s1'))"],
                           capture_output=True, text=True, cwd=REPO, env=env, timeout=60).stdout.strip()
     os.mkfifo(line)
     done = subprocess.run([sys.executable, "-c", FIFO_LIVE, str(transcript)], capture_output=True, text=True,

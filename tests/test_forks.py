@@ -17,12 +17,13 @@ from claude_2_1_fixtures import NewSession, Provider, a_session_with_a_subagent_
 from conftest import CORPUS, append_in_pieces, needs_corpus
 from test_html import assert_page_equals_row, read_page
 
-from xshare import html as xhtml
-from xshare import live, tokens
 from xshare.cli import main
-from xshare.sessions import measure_one
-from xshare.sources.claude import ClaudeTranscript, describe
-from xshare.sources.claude_copies import lost_calls, owner_key, request_ids
+from xshare.html import write as xhtml
+from xshare.live import hook as live
+from xshare.measure import tokens
+from xshare.sessions.measure import measure_one
+from xshare.sources.claude.copies import lost_calls, owner_key, request_ids
+from xshare.sources.claude.transcript import ClaudeTranscript, describe
 
 FORK_ID = "0f1e2d3c-4b5a-4968-8776-655443322110"
 RESUMED_ID = "5a4b3c2d-1e0f-4a9b-8c7d-6e5f4a3b2c1d"

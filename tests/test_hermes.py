@@ -31,8 +31,9 @@ from hermes_fixtures import (
     terminal_result,
 )
 
-from xshare.sources import hermes, hermes_db
-from xshare.sources.hermes import default_databases, iso, measure_hermes, source_label
+from xshare.sources import sqlite as hermes_db
+from xshare.sources.hermes import state_db as hermes
+from xshare.sources.hermes.state_db import default_databases, iso, measure_hermes, source_label
 
 CORPUS_HERMES = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "hermes"
 
@@ -498,7 +499,7 @@ try:
     plain = "ok"
 except sqlite3.Error as error:
     plain = str(error)
-from xshare.sources.hermes import measure_hermes
+from xshare.sources.hermes.state_db import measure_hermes
 rows, problems = measure_hermes([database], len, "chars")
 print(json.dumps([plain, len(rows), dict(problems)]))
 """
@@ -687,7 +688,7 @@ def _report(arguments: list[str], capsys: pytest.CaptureFixture) -> tuple[int, s
 
 
 def test_a_repeated_report_reads_a_database_again_only_when_it_changed(tmp_path: Path, capsys, monkeypatch):
-    from xshare import sessions
+    from xshare.sessions import measure as sessions
 
     path = build_standard(tmp_path / "a" / "state.db", 22)
     reads = []
@@ -756,7 +757,7 @@ class FakeContext:
 
 @pytest.fixture
 def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from xshare import hermes_plugin
+    from xshare.live import hermes_plugin
 
     home = tmp_path / "hermes-home"
     monkeypatch.setenv("HERMES_HOME", str(home))

@@ -17,8 +17,8 @@ from hermes_fixtures import HermesDb, call, read_result
 
 plugins = pytest.importorskip("hermes_cli.plugins", reason="hermes-agent is not installed here")
 
-from xshare import hermes_plugin  # noqa: E402
-from xshare.sources.hermes import measure_hermes  # noqa: E402
+from xshare.live import hermes_plugin  # noqa: E402
+from xshare.sources.hermes.state_db import measure_hermes  # noqa: E402
 
 SESSION = "20260301_100000_abcdef"
 
@@ -58,7 +58,7 @@ def loaded_manager():
 
 def test_entry_point_names_the_module() -> None:
     found = {ep.name: ep.value for ep in importlib.metadata.entry_points(group="hermes_agent.plugins")}
-    assert found.get("xshare") == "xshare.hermes_plugin", "pyproject.toml lacks the hermes_agent.plugins entry point"
+    assert found.get("xshare") == "xshare.live.hermes_plugin", "pyproject.toml lacks the hermes_agent.plugins entry point"
 
 
 def test_registered_when_enabled(hermes_home: Path) -> None:
@@ -80,7 +80,7 @@ def test_not_registered_unless_enabled(hermes_home: Path, enabled, disabled) -> 
     assert loaded is not None and not loaded.enabled  # discovered, not loaded
     assert "xshare" not in manager._plugin_commands
     assert "xshare" not in manager._cli_commands
-    assert all(getattr(callback, "__module__", "") != "xshare.hermes_plugin"
+    assert all(getattr(callback, "__module__", "") != "xshare.live.hermes_plugin"
                for callbacks in manager._hooks.values() for callback in callbacks)
 
 

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from xshare import history, live
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
-from xshare.ledger import CATEGORIES
+from xshare.live import hook as live
+from xshare.measure.ledger import CATEGORIES
+from xshare.report import history
 
 # what every session row holds for a report to sum (a history line without them is refused)
 FIGURES = {"prompt_tokens_billed": 0, "context_tokens": 0, "exploration_share_of_context": None,

@@ -16,7 +16,7 @@ import pytest
 import xshare
 from xshare.cli import MAX_DAYS, main
 from xshare.demo import write_demo_corpus
-from xshare.store import atomic_write
+from xshare.state.store import atomic_write
 
 PACKAGE = Path(xshare.__file__).parent
 
@@ -34,11 +34,11 @@ def imported_modules(path: Path) -> set[str]:
 
 
 def test_the_analysis_stands_below_the_page_that_draws_it():
-    analysis = imported_modules(PACKAGE / "html_analysis.py")
-    page = imported_modules(PACKAGE / "html_page.py")
-    assert "xshare.html_analysis" in page  # the page draws what the analysis found
-    assert not {"xshare.html", "xshare.html_page"} & analysis
-    assert "xshare.html" not in page  # nor does the page reach up to the module that writes it
+    analysis = imported_modules(PACKAGE / "html" / "analysis.py")
+    page = imported_modules(PACKAGE / "html" / "session_page.py")
+    assert "xshare.html.analysis" in page  # the page draws what the analysis found
+    assert not {"xshare.html.write", "xshare.html.session_page"} & analysis
+    assert "xshare.html.write" not in page  # nor does the page reach up to the module that writes it
 
 
 # --- arguments ---------------------------------------------------------------------------------------
@@ -275,7 +275,7 @@ def test_rows_and_session_summaries_carry_safe_labels_and_printable_fields(capsy
 
 
 def test_printable_neutralises_every_control_and_reordering_character():
-    from xshare.printable import json_text, printable, printable_lines, safe_label
+    from xshare.text import json_text, printable, printable_lines, safe_label
 
     hostile = "a\x00b\x1b[0m\x7f\x85\x9b\u200b\u202e\u2066\ufeff\udc80\tz"
     shown = printable(hostile)

@@ -17,11 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from xshare import live, tokens
-from xshare.paths import line_file, state_dir
-from xshare.sessions import measure_all
-from xshare.sources.claude import ClaudeTranscript, describe, discover
-from xshare.sources.claude_lines import MAX_LINE, LineSplitter
+from xshare.live import hook as live
+from xshare.measure import tokens
+from xshare.sessions.measure import measure_all
+from xshare.sources.claude.lines import MAX_LINE, LineSplitter
+from xshare.sources.claude.transcript import ClaudeTranscript, describe, discover
+from xshare.state.paths import line_file, state_dir
 
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
 

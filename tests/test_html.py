@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from xshare import html as xhtml
-from xshare import tokens
 from xshare.demo import TranscriptWriter, text, write_demo_corpus
-from xshare.html_page import CSS, MAX_COLUMNS, SCRIPT, render_session
-from xshare.ledger import CATEGORIES, SPREAD, USAGE_FIELDS, Ledger, session_row
-from xshare.sessions import measure_one
-from xshare.sources.claude import describe, discover
+from xshare.html import write as xhtml
+from xshare.html.session_page import CSS, MAX_COLUMNS, SCRIPT, render_session
+from xshare.measure import tokens
+from xshare.measure.ledger import CATEGORIES, SPREAD, USAGE_FIELDS, Ledger, session_row
+from xshare.sessions.measure import measure_one
+from xshare.sources.claude.transcript import describe, discover
 
 START = datetime(2026, 11, 3, 9, 0, tzinfo=timezone.utc)
 PROJECT = "-home-dev-app"
@@ -264,7 +264,7 @@ def test_hostile_transcript_text_shows_as_text(tmp_path: Path):
 
 
 def test_odd_characters_become_visible():
-    from xshare.html_page import _t
+    from xshare.html.session_page import _t
 
     assert _t("a\x00b\u202ec\ud83d") == "a[U+0000]b[U+202E]c[U+D83D]"
     assert _t("<a href='javascript:x'>") == "&lt;a href=&#x27;javascript:x&#x27;&gt;"
@@ -405,7 +405,7 @@ def test_where_pages_go_and_how_paths_are_shown(isolated_home: Path):
 
 
 def test_pages_go_where_the_status_line_points():
-    from xshare.paths import html_file
+    from xshare.state.paths import html_file
 
     for sid in ("0b7f9e0c-1a2b-4c3d-8e9f-a0b1c2d3e4f5", "0b7f9e0c/agent-a1b2", "../../etc", 'x<b>&"\ud800'):
         assert xhtml.page_path(sid) == html_file(sid) and xhtml.page_path(sid).parent == xhtml.html_dir()

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from xshare.ledger import FIRST_CALL, SPREAD, Ledger, session_row, share
+from xshare.measure.ledger import FIRST_CALL, SPREAD, Ledger, session_row, share
 
 
 def row(ledger: Ledger) -> dict:

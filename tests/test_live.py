@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 from conftest import CORPUS, append_in_pieces, needs_corpus
 
-from xshare import live, tokens
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
-from xshare.paths import file_name, line_file, live_dir, state_dir
-from xshare.sources.claude import ClaudeTranscript, describe
-from xshare.store import locked
+from xshare.live import hook as live
+from xshare.measure import tokens
+from xshare.sources.claude.transcript import ClaudeTranscript, describe
+from xshare.state.paths import file_name, line_file, live_dir, state_dir
+from xshare.state.store import locked
 
 
 def hook(payload: dict) -> None:

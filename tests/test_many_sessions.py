@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from xshare import history, rows_cache, sessions
 from xshare.cli import main
-from xshare.ledger import CATEGORIES
+from xshare.measure.ledger import CATEGORIES
+from xshare.report import history
+from xshare.sessions import measure as sessions
+from xshare.sessions.measure import rows_cache
 
 TOOLS = (("Read", "file_path"), ("Grep", "pattern"), ("Bash", "command"), ("Edit", "file_path"))
 

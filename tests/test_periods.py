@@ -10,7 +10,7 @@ import pytest
 
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
-from xshare.periods import period_of, read_marks, split_by_period
+from xshare.report.periods import period_of, read_marks, split_by_period
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:

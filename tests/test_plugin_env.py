@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from xshare import plugin_env
-from xshare.plugin_env_build import build, start_build
-from xshare.store import locked
+from xshare.install import plugin_env
+from xshare.install.plugin_env_build import build, start_build
+from xshare.state.store import locked
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = REPO / "bin" / "xshare"

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-from xshare import plugin_env, plugin_env_build, plugin_python, plugin_uv
+from xshare.install import plugin_env, plugin_env_build, plugin_python, plugin_uv
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = REPO / "bin" / "xshare"

@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from xshare import progress, sessions, tokens
 from xshare.demo import write_demo_corpus
-from xshare.sources import claude
+from xshare.measure import tokens
+from xshare.sessions import measure as sessions
+from xshare.sessions import progress
+from xshare.sources.claude import transcript as claude
 
 
 class Terminal(io.StringIO):

@@ -7,8 +7,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from xshare.ledger import CATEGORIES
-from xshare.report import Report, Window, parse_cli_time, reading, summarize
+from xshare.measure.ledger import CATEGORIES
+from xshare.report.render import Report, Window, parse_cli_time, reading, summarize
 
 NOW = datetime(2026, 11, 29, 18, 0, tzinfo=timezone.utc)
 

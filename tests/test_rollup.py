@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from xshare import identity
 from xshare.cli import main
-from xshare.report import summarize
-from xshare.rollup import read_rows_files
+from xshare.report import identity
+from xshare.report.render import summarize
+from xshare.report.rollup import read_rows_files
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:

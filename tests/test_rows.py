@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from xshare.ledger import CATEGORIES
-from xshare.rows import merge_rows, read_rows, write_rows
+from xshare.measure.ledger import CATEGORIES
+from xshare.report.rows import merge_rows, read_rows, write_rows
 
 
 def row(session_id: str, last: str | None, calls: int = 1, **extra) -> dict:

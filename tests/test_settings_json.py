@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from xshare import settings_json
+from xshare.install import settings_json
 
 LINE = {"type": "command", "command": '"/usr/bin/python3" -I -S "/x/statusline.py"', "padding": 0}
 # values that trip a naive scanner: braces and quotes inside strings, escapes, nesting, literals

@@ -13,10 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from xshare import live, private, statusline
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
-from xshare.paths import line_file, live_dir, state_dir
+from xshare.live import hook as live
+from xshare.live import statusline
+from xshare.state import private
+from xshare.state.paths import line_file, live_dir, state_dir
 
 posix_only = pytest.mark.skipif(os.name == "nt", reason="mode bits and uids are POSIX")
 

@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from xshare import live, statusline, statusline_setup
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
-from xshare.paths import line_file
+from xshare.install import statusline_setup
+from xshare.live import hook as live
+from xshare.live import statusline
+from xshare.state.paths import line_file
 
 REPO = Path(__file__).resolve().parents[1]
 

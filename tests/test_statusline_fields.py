@@ -13,15 +13,17 @@ from pathlib import Path
 import pytest
 from test_statusline import run_script, status_payload  # tests/ is on sys.path
 
-from xshare import live, statusline, tokens
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
 from xshare.demo.writer import TranscriptWriter, text
-from xshare.economics import weighted
-from xshare.html import claude_data, compaction_now, find_compactions, find_rebuilds
-from xshare.html_analysis import nudge_now
-from xshare.paths import line_file
-from xshare.sources.claude import describe
+from xshare.html.analysis import nudge_now
+from xshare.html.write import claude_data, compaction_now, find_compactions, find_rebuilds
+from xshare.live import hook as live
+from xshare.live import statusline
+from xshare.measure import tokens
+from xshare.measure.economics import weighted
+from xshare.sources.claude.transcript import describe
+from xshare.state.paths import line_file
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
 ANSI = re.compile(r"\033\[[0-9;]*m")

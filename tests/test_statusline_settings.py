@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from xshare import settings_file, statusline_setup
 from xshare.cli import main
+from xshare.install import settings_file, statusline_setup
 
 REPO = Path(__file__).resolve().parents[1]
 THEIRS = '{\n\t\t"type": "command",\n\t\t"command": "~/bin/my-line.sh",   "padding": 1\n\t}'

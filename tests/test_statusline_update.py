@@ -12,12 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from xshare import live, statusline_update, tokens
 from xshare.demo import write_demo_corpus
-from xshare.paths import line_file
-from xshare.sessions import measure_one
-from xshare.sources.claude import describe
-from xshare.store import locked
+from xshare.live import catch_up as statusline_update
+from xshare.live import hook as live
+from xshare.measure import tokens
+from xshare.sessions.measure import measure_one
+from xshare.sources.claude.transcript import describe
+from xshare.state.paths import line_file
+from xshare.state.store import locked
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -87,7 +89,7 @@ def test_while_an_updater_runs_no_second_one_starts(behind):
 
 def test_an_updater_started_while_another_holds_the_lock_exits_without_work(behind):
     path, env = behind
-    program = ("import sys; sys.path.insert(0, sys.argv[1]); from xshare.statusline_update import main; "
+    program = ("import sys; sys.path.insert(0, sys.argv[1]); from xshare.live.catch_up import main; "
                "main(sys.argv[2:])")
     with locked(statusline_update.updater_lock(path.stem), blocking=False):
         done = subprocess.run([sys.executable, "-c", program, str(REPO), path.stem, str(path)],
@@ -106,7 +108,7 @@ def test_no_catch_up_option_and_a_payload_without_transcript_start_nothing(behin
 
 def test_install_sets_the_refresh_timer_that_shows_the_caught_up_figures(isolated_home: Path):
     from xshare.cli import main
-    from xshare.statusline_setup import REFRESH_SECONDS
+    from xshare.install.statusline_setup import REFRESH_SECONDS
 
     assert main(["statusline", "install"]) == 0
     entry = json.loads((isolated_home / ".claude" / "settings.json").read_text())["statusLine"]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import NO_NETWORK, SHARED
 
-from xshare import tokens
+from xshare.measure import tokens
 
 TEXTS = ["hello world", "def main():\n    return 0\n", '{"tool_use_id": "toolu_01", "content": [1, 2]}',
          "Grüße, мир, 世界 🌍", "    indented\n\t\ttabs\r\n", "<|endoftext|> inside a transcript", "a" * 3000]
@@ -72,7 +72,7 @@ def test_the_packaged_bytes_are_the_shared_vocabulary():
 
 
 def test_the_packaged_vocabulary_loads_with_no_network(tmp_path: Path):
-    code = NO_NETWORK + ("from xshare import tokens\ncounter = tokens.Counter(tokens.choose())\n"
+    code = NO_NETWORK + ("from xshare.measure import tokens\ncounter = tokens.Counter(tokens.choose())\n"
                          "print(counter.name, counter.count('hello world'))")
     env = {**os.environ, "XSHARE_HOME": str(tmp_path / "xshare"), "TIKTOKEN_CACHE_DIR": str(tmp_path / "empty")}
     env.pop("XSHARE_VOCAB", None)

@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 from conftest import append_in_pieces
 
-from xshare import live, worker
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
-from xshare.paths import state_dir
+from xshare.live import hook as live
+from xshare.live import worker
+from xshare.state.paths import state_dir
 
 pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="no Unix sockets on this platform")
 

@@ -23,10 +23,10 @@ from pathlib import Path
 import pytest
 from test_worker import hook, session_json, wait_gone, worker_on, worker_pid  # noqa: F401  (worker_on: fixture)
 
-from xshare import worker
 from xshare.demo import write_demo_corpus
-from xshare.paths import file_name, line_file, live_dir, state_dir
-from xshare.store import locked
+from xshare.live import worker
+from xshare.state.paths import file_name, line_file, live_dir, state_dir
+from xshare.state.store import locked
 
 pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="no Unix sockets on this platform")
 

@@ -13,8 +13,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from xshare import __version__
-from xshare import tokens as tokenizers
-from xshare.printable import json_text, printable, printable_lines
+from xshare.measure import tokens as tokenizers
+from xshare.text import json_text, printable, printable_lines
 
 
 def _say(message: str) -> None:
@@ -33,7 +33,7 @@ def _report_problems(problems: dict) -> None:
 
 def _refuse_rows_file(args: argparse.Namespace) -> bool:
     """Before measuring: True (after saying why) when --rows names a file xshare must not write."""
-    from xshare.outputs import refusal
+    from xshare.report.outputs import refusal
 
     why = refusal(Path(args.rows), args.claude_root) if args.rows else None
     if why:
@@ -43,7 +43,7 @@ def _refuse_rows_file(args: argparse.Namespace) -> bool:
 
 def _window(args: argparse.Namespace):
     """The window the flags ask for, or None (after saying why) for a date that does not parse."""
-    from xshare.report import Window
+    from xshare.report.render import Window
 
     try:
         return Window.build(datetime.now(timezone.utc), since_days=args.since_days, since=args.since,
@@ -58,9 +58,9 @@ def _choice(args: argparse.Namespace) -> tokenizers.TokenizerChoice:
 
 
 def _measure_in_window(args: argparse.Namespace, window):
-    from xshare.packed import in_window
-    from xshare.report import CountingPlace
-    from xshare.sessions import measure_all
+    from xshare.report.render import CountingPlace
+    from xshare.sessions.measure import measure_all
+    from xshare.sessions.packed import in_window
 
     measured = measure_all(args.claude_root, _choice(args), window.since, not args.no_cache,
                            hermes_dbs=args.hermes_db, agent_homes=_agent_homes(args))
@@ -79,9 +79,9 @@ def _agent_homes(args: argparse.Namespace) -> dict[str, list[str] | None]:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from xshare.periods import sum_rows
-    from xshare.report import Report, Window
-    from xshare.rows import write_rows
+    from xshare.report.periods import sum_rows
+    from xshare.report.render import Report, Window
+    from xshare.report.rows import write_rows
 
     if args.from_rows:
         return _report_from_rows(args)
@@ -115,7 +115,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         return 2
     if args.rows:
         try:
-            from xshare.identity import stamped
+            from xshare.report.identity import stamped
 
             write_rows(Path(args.rows), stamped(rows))
         except OSError as error:
@@ -135,8 +135,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 def _report_from_rows(args: argparse.Namespace) -> int:
     """A team's rollup from rows files (no transcripts read): the same groups and reading, plus how
     many machines and people the rows came from."""
-    from xshare.report import CountingPlace, Report
-    from xshare.rollup import read_rows_files
+    from xshare.report.render import CountingPlace, Report
+    from xshare.report.rollup import read_rows_files
 
     if args.by or args.rows or args.demo:
         _say("--from-rows takes the window flags and --json (not --by, --rows or --demo)")
@@ -172,21 +172,21 @@ def _report_from_rows(args: argparse.Namespace) -> int:
 
 
 def _marks() -> list[dict]:
-    from xshare.periods import read_marks
+    from xshare.report.periods import read_marks
 
     return read_marks()
 
 
 def _over_time_json(by: str | None, summed) -> dict:
     """--by's periods and the marks' before/after, for the JSON report."""
-    from xshare.periods import marks_json, periods_json
+    from xshare.report.periods import marks_json, periods_json
 
     return {**({"over_time": periods_json(summed, by)} if by else {}),
             **({"marks": marks_json(summed, summed.marks)} if summed.marks else {})}
 
 
 def _over_time_text(by: str | None, summed) -> str:
-    from xshare.periods import marks_text, periods_text
+    from xshare.report.periods import marks_text, periods_text
 
     parts = [periods_text(summed, by)] if by else []
     parts += [marks_text(summed, summed.marks)] if summed.marks else []
@@ -195,8 +195,8 @@ def _over_time_text(by: str | None, summed) -> str:
 
 def cmd_mark(args: argparse.Namespace) -> int:
     """Name a change (a CLAUDE.md rule, an index, another model): reports split before and after it."""
-    from xshare.periods import add_mark, read_marks
-    from xshare.report import parse_cli_time, parse_time
+    from xshare.report.periods import add_mark, read_marks
+    from xshare.report.render import parse_cli_time, parse_time
 
     if not args.label:
         for mark in read_marks():  # in UTC, whatever offset an older version stored
@@ -221,8 +221,8 @@ def _remembered_in_window(args: argparse.Namespace, measured, window):
     """Keep the measured rows in the history (never the demo's); the remembered sessions in the window
     whose transcript is gone, and how many more were left out for their tokenizer. None with
     --no-history, nor for a report on folders or databases the user named (a report on them alone)."""
-    from xshare.history import gone_sessions, keep
-    from xshare.packed import PackedRows, in_window
+    from xshare.report.history import gone_sessions, keep
+    from xshare.sessions.packed import PackedRows, in_window
 
     if args.demo:
         return PackedRows(), 0
@@ -236,8 +236,8 @@ def _remembered_in_window(args: argparse.Namespace, measured, window):
 
 
 def cmd_collect(args: argparse.Namespace) -> int:
-    from xshare.report import group_key, summarize
-    from xshare.rows import merge_packed, read_packed, write_rows
+    from xshare.report.render import group_key, summarize
+    from xshare.report.rows import merge_packed, read_packed, write_rows
 
     window = _window(args)
     if window is None:
@@ -245,11 +245,11 @@ def cmd_collect(args: argparse.Namespace) -> int:
     if _refuse_rows_file(args):
         return 1
     measured, rows, deferred = _measure_in_window(args, window)
-    from xshare.history import keep
+    from xshare.report.history import keep
 
     keep(measured.rows)
     path = Path(args.rows)
-    from xshare.identity import stamped
+    from xshare.report.identity import stamped
 
     merged, added, replaced = merge_packed(read_packed(path), stamped(rows))
     try:
@@ -274,8 +274,8 @@ def cmd_collect(args: argparse.Namespace) -> int:
 def cmd_session(args: argparse.Namespace) -> int:
     """A session by transcript path (read now), or by id (the live state if the hook keeps one), else a
     Hermes session by id from state.db."""
-    from xshare.live import live_row
-    from xshare.sessions import find_hermes_session, find_session, measure_one
+    from xshare.live.hook import live_row
+    from xshare.sessions.measure import find_hermes_session, find_session, measure_one
 
     row = None if args.session.endswith(".jsonl") or args.claude_root else live_row(args.session, _choice(args))
     if row is None:
@@ -286,7 +286,7 @@ def cmd_session(args: argparse.Namespace) -> int:
         elif not args.session.endswith(".jsonl"):
             row, problems = find_hermes_session(args.session, _choice(args), args.hermes_db)
             if row is None:  # another agent's session id (Codex, Gemini CLI, OpenCode, OpenClaw)
-                from xshare.sessions import find_agent_session
+                from xshare.sessions.measure import find_agent_session
 
                 row, more, _ = find_agent_session(args.session, _choice(args), _agent_homes(args))
                 problems = {**problems, **more}
@@ -298,7 +298,7 @@ def cmd_session(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(row)
     else:
-        from xshare.report import session_summary
+        from xshare.report.render import session_summary
 
         sys.stdout.write(session_summary(row))
     return 0
@@ -307,8 +307,8 @@ def cmd_session(args: argparse.Namespace) -> int:
 def _tool_verdict(call: dict, classify_tool) -> tuple[str, str]:
     """A tool call's category and why: another agent's by its own tools (an argv list shown as the
     command it runs), else Claude Code's and Hermes's."""
-    from xshare.agent_tools import AGENT_TOOLS, explain_tool
-    from xshare.classify import command_of, explain_command
+    from xshare.measure.agent_tools import AGENT_TOOLS, explain_tool
+    from xshare.measure.classify import command_of, explain_command
 
     agent, name, tool_input = call.get("agent"), call["tool"], call.get("input")
     if agent in AGENT_TOOLS:
@@ -331,8 +331,8 @@ def _one_line(text: str) -> str:
 
 
 def cmd_classify(args: argparse.Namespace) -> int:
-    from xshare.classify import classify_tool, explain_command
-    from xshare.store import loads
+    from xshare.measure.classify import classify_tool, explain_command
+    from xshare.state.store import loads
 
     if args.jsonl:
         for number, line in enumerate(sys.stdin, 1):
@@ -358,20 +358,20 @@ def cmd_classify(args: argparse.Namespace) -> int:
 
 
 def cmd_hook(args: argparse.Namespace) -> int:
-    from xshare.live import main as hook_main
+    from xshare.live.hook import main as hook_main
 
     return hook_main()
 
 
 def cmd_statusline(args: argparse.Namespace) -> int:
     if args.action == "render":
-        from xshare.statusline import main as render
+        from xshare.live.statusline import main as render
 
         options = ["--no-color"] if args.no_color else []
         options += ["--format", args.format] if args.format else []
         options += ["--no-line2"] if args.no_line2 else []
         return render(options + (["--line2", args.line2] if args.line2 else []))
-    from xshare import statusline_setup
+    from xshare.install import statusline_setup
 
     if args.action == "install":
         code, message = statusline_setup.install(args.force, args.format, "" if args.no_line2 else args.line2)
@@ -399,8 +399,8 @@ def cmd_slash(args: argparse.Namespace) -> int:
     import contextlib
     import io
 
-    from xshare.live import live_row
-    from xshare.paths import html_file
+    from xshare.live.hook import live_row
+    from xshare.state.paths import html_file
 
     report_args = args.report_args[1:] if args.report_args[:1] == ["--"] else args.report_args
     messages = io.StringIO()
@@ -430,7 +430,7 @@ def cmd_slash(args: argparse.Namespace) -> int:
 
 def cmd_html(args: argparse.Namespace) -> int:
     """One session's HTML summary (or --index: every session's), written to a file whose path is printed."""
-    from xshare.html import cli_html
+    from xshare.html.write import cli_html
 
     if args.hermes_db and (args.index or not args.session):
         _say("give the id of the Hermes session to summarise (an index of Hermes sessions is not supported)")
@@ -605,7 +605,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from xshare.private import with_state
+    from xshare.state.private import with_state
 
     args = _parse(argv)
     try:
