@@ -58,7 +58,7 @@ def loaded_manager():
 
 def test_entry_point_names_the_module() -> None:
     found = {ep.name: ep.value for ep in importlib.metadata.entry_points(group="hermes_agent.plugins")}
-    assert found.get("xshare") == "xshare.live.hermes_plugin", "pyproject.toml lacks the hermes_agent.plugins entry point"
+    assert found.get("xshare") == "xshare.hermes_plugin", "pyproject.toml lacks the hermes_agent.plugins entry point"
 
 
 def test_registered_when_enabled(hermes_home: Path) -> None:

@@ -50,7 +50,7 @@ def script_path() -> Path:
     Inside Claude Code's versioned plugin cache (plugins/cache/<marketplace>/<plugin>/<version>/) the
     path changes on every update; the marketplace clone (plugins/marketplaces/<marketplace>/) does not.
     """
-    here = Path(__file__).resolve().with_name("statusline.py")
+    here = Path(__file__).resolve().parents[1] / "statusline.py"  # the entry point users' settings name
     parts = here.parts
     if "cache" in parts and "plugins" in parts:
         at = parts.index("cache")
