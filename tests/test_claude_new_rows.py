@@ -12,7 +12,7 @@ from claude_2_1_fixtures import NewSession, Provider, a_session_with_a_subagent_
 from conftest import append_in_pieces
 
 from xshare.cli import main
-from xshare.live import hook as live
+from xshare.live import hook, session_state
 from xshare.measure.family import charge_unrecorded, complete_with_unrecorded
 from xshare.measure.ledger import CATEGORIES
 from xshare.sources.claude.costs import cost_totals
@@ -185,9 +185,9 @@ def test_report_session_path_and_live_hook_agree(capsys, tmp_path: Path):
     target.parent.mkdir(parents=True)
     target.write_bytes(b"")
     for _ in append_in_pieces(agent_path, agent_target, rng, 5):
-        live.run_hook(json.dumps({**payload, "agent_transcript_path": str(agent_target)}).encode())
+        hook.run_hook(json.dumps({**payload, "agent_transcript_path": str(agent_target)}).encode())
     for _ in append_in_pieces(main_path, target, rng, 25):
-        live.run_hook(json.dumps(payload).encode())
+        hook.run_hook(json.dumps(payload).encode())
     from_path = cli_json(capsys, "session", str(target))
     from_live = cli_json(capsys, "session", target.stem)
     assert from_live == from_path
@@ -201,7 +201,7 @@ def test_report_session_path_and_live_hook_agree(capsys, tmp_path: Path):
     group = report["groups"]["claude-code/interactive"]
     assert group["api_calls"] + report["groups"]["claude-code/subagent"]["api_calls"] == len(provider.calls)
     assert group["unrecorded_calls"] == 2
-    summary = json.loads((live.line_file(target.stem)).read_text())
+    summary = json.loads((session_state.line_file(target.stem)).read_text())
     assert summary["api_calls"] == from_path["api_calls"]
     assert not (tmp_path / "xshare-home" / "logs" / "hook.log").exists()
 

@@ -282,11 +282,11 @@ def test_an_unwritable_store_still_gives_the_report(tmp_path: Path, capsys):
 
 
 def test_counts_the_hook_made_spare_the_report_its_tokenizer(tmp_path: Path, monkeypatch, capsys):
-    from xshare.live import hook as live
+    from xshare.live import session_state
 
     root = write_demo_corpus(tmp_path / "claude")
     for transcript in sorted(root.rglob("*.jsonl")):
-        live.update(transcript)  # the hook's own update, as after each tool batch
+        session_state.update(transcript)  # the hook's own update, as after each tool batch
     assert store_entries(tokens.store_path())  # flushed at the end of each update
     monkeypatch.setattr(count_store, "_opened", {})
     loads, real = [], tokens._load_o200k

@@ -18,7 +18,7 @@ from hermes_fixtures import build_standard
 
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
-from xshare.live import hook as live
+from xshare.live import session_state
 from xshare.measure.ids import key_path, normal_id, path_key
 from xshare.report import history
 from xshare.sessions import measure as sessions
@@ -123,7 +123,7 @@ def test_a_link_named_otherwise_keeps_the_transcripts_own_id(capsys, monkeypatch
     target = next((config / TALLY).glob("*.jsonl"))
     (config / TALLY / "0-alias.jsonl").symlink_to(target.name)
     fresh_state(monkeypatch, tmp_path / "state-2")
-    history.remember([live.update(target)])  # what the hook wrote at the end of a turn
+    history.remember([session_state.update(target)])  # what the hook wrote at the end of a turn
     figures, _ = report(capsys)
     assert figures == clean and figures["remembered_sessions"] == 0
     assert target.stem in {file.session_id for file in claude.discover([config])}
@@ -245,9 +245,9 @@ def test_a_name_that_is_not_utf8_is_one_session_from_report_to_report(capsys, mo
 
 
 def test_the_live_ledger_and_the_lookup_use_the_same_id(capsys, odd_name):
-    row = live.update(odd_name)
+    row = session_state.update(odd_name)
     assert row is not None and row["id"] == normal_id(odd_name.stem) and "\ufffd" in row["id"]
-    assert live.live_row(claude.describe(odd_name).session_id)["id"] == row["id"]
+    assert session_state.live_row(claude.describe(odd_name).session_id)["id"] == row["id"]
     history.remember([row])  # what the hook does at a turn's end
     figures, _ = report(capsys)
     assert figures["remembered_sessions"] == 0

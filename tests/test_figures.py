@@ -247,12 +247,12 @@ def test_a_fifo_in_place_of_the_count_store_or_the_history_does_not_hang(tmp_pat
 FIFO_LIVE = """
 import json, sys
 from pathlib import Path
-from xshare.live import hook as live
+from xshare.live import session_state
 from xshare.sessions.measure import rows_cache
 from xshare.state.paths import line_file
 from xshare.live.statusline import render
 print(render({"session_id": "s1"}, update=False))
-print(live.is_current(Path(sys.argv[1]), "s1"), len(rows_cache.load("chars/4", {"x"})))
+print(session_state.is_current(Path(sys.argv[1]), "s1"), len(rows_cache.load("chars/4", {"x"})))
 """
 
 

@@ -19,7 +19,7 @@ from test_html import assert_page_equals_row, read_page
 
 from xshare.cli import main
 from xshare.html import write as xhtml
-from xshare.live import hook as live
+from xshare.live import hook, session_state
 from xshare.measure import tokens
 from xshare.sessions.measure import measure_one
 from xshare.sources.claude.copies import lost_calls, owner_key, request_ids
@@ -116,12 +116,12 @@ def test_a_fork_fed_in_a_thousand_pieces_through_the_hook_equals_the_report(caps
     target = tmp_path / "live" / "projects" / "-home-dev-app" / fork_path.name
     payload = {"session_id": FORK_ID, "transcript_path": str(target), "hook_event_name": "PostToolBatch"}
     for _ in append_in_pieces(fork_path, target, random.Random(19), 1000):
-        live.run_hook(json.dumps(payload).encode())
+        hook.run_hook(json.dumps(payload).encode())
     whole = read(fork_path).row()
     from_live = cli_json(capsys, "session", FORK_ID)  # not under any Claude root: from the live ledger
     assert {key: from_live[key] for key in whole if key != "cost_state"} == {
         key: value for key, value in whole.items() if key != "cost_state"}
-    assert json.loads(live.line_file(FORK_ID).read_text())["api_calls"] == whole["api_calls"] == 2
+    assert json.loads(session_state.line_file(FORK_ID).read_text())["api_calls"] == whole["api_calls"] == 2
 
 
 def test_a_resume_that_copied_the_history_unmarked_is_settled_across_files(capsys, tmp_path: Path):

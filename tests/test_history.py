@@ -10,7 +10,7 @@ import pytest
 
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
-from xshare.live import hook as live
+from xshare.live import hook
 from xshare.measure.ledger import CATEGORIES
 from xshare.report import history
 
@@ -133,7 +133,7 @@ def test_an_unwritable_history_does_not_stop_the_report(capsys, demo_root: Path)
 def test_the_hook_remembers_a_session_at_a_turns_end(demo_root: Path, event: str, kept: bool):
     transcript = interactive_transcripts(demo_root)[0]
     payload = {"hook_event_name": event, "session_id": transcript.stem, "transcript_path": str(transcript)}
-    live.run_hook(json.dumps(payload).encode())
+    hook.run_hook(json.dumps(payload).encode())
     remembered = history.recall()
     assert (("claude-code", transcript.stem) in remembered) == kept
     if kept:

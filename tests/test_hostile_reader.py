@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from xshare.live import hook as live
+from xshare.live import hook, session_state
 from xshare.measure import tokens
 from xshare.sessions.measure import measure_all
 from xshare.sources.claude.lines import MAX_LINE, LineSplitter
@@ -277,24 +277,24 @@ def test_a_transcript_overwritten_in_place_is_read_again(tmp_path: Path):
 
 def test_the_hook_notices_a_transcript_overwritten_in_place(tmp_path: Path):
     path = write_lines(tmp_path / "projects" / "-p" / "s1.jsonl", session_rows())
-    live.update(path)
+    session_state.update(path)
     other = [prompt("v1", "Another session " * 5),
              *[reply(f"b{i}", f"req_b{i}", usage(1000 + i), [{"type": "text", "text": "ok"}]) for i in range(12)]]
     with open(path, "r+b") as handle:
         handle.write(b"".join(json.dumps(line).encode() + b"\n" for line in other))
-    assert live.update(path)["api_calls"] == 12
+    assert session_state.update(path)["api_calls"] == 12
 
 
 def test_the_hook_notices_a_transcript_overwritten_in_place_with_as_many_bytes(tmp_path: Path):
     path = write_lines(tmp_path / "projects" / "-p" / "s1.jsonl", session_rows())
-    before = live.update(path)
-    assert live.update(path) is None  # nothing new: the idle call
+    before = session_state.update(path)
+    assert session_state.update(path) is None  # nothing new: the idle call
     data = path.read_bytes().replace(b"Where is the config loaded?", b"WHERE IS THE CONFIG LOADED?")
     with open(path, "r+b") as handle:
         handle.write(data)
     stat = path.stat()
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))  # a coarse clock may not tick
-    after = live.update(path)
+    after = session_state.update(path)
     assert after is not None and after != before
     assert after == read(path, tokens.Counter(tokens.choose()).count).row() | {"tokenizer": after["tokenizer"]}
 
@@ -429,7 +429,7 @@ def test_the_hook_logs_a_transcript_it_cannot_read_and_writes_no_ledger(tmp_path
     payload = {"session_id": "s1", "transcript_path": str(path), "hook_event_name": "Stop"}
     done = _cli("hook", stdin=json.dumps(payload).encode(), timeout=30)
     assert done.returncode == 0 and done.stdout == b""
-    assert not line_file("s1").exists() and not live.state_file("s1").exists()
+    assert not line_file("s1").exists() and not session_state.state_file("s1").exists()
     log = (state_dir() / "logs" / "hook.log").read_text()
     assert log.count("could not be read") == 1
 
@@ -499,11 +499,11 @@ def test_a_line_past_the_limit_is_not_held_while_streamed_past():
 def test_a_session_start_before_the_transcript_exists_is_no_problem(tmp_path: Path):
     """Claude Code writes the transcript at the first message, after SessionStart."""
     path = tmp_path / "projects" / "-p" / "s1.jsonl"
-    live.run_hook(json.dumps({"session_id": "s1", "transcript_path": str(path),
+    hook.run_hook(json.dumps({"session_id": "s1", "transcript_path": str(path),
                               "hook_event_name": "SessionStart", "source": "startup"}).encode())
     log = state_dir() / "logs" / "hook.log"
     assert not log.exists() or "could not be read" not in log.read_text()
-    assert not live.state_file("s1").exists()
+    assert not session_state.state_file("s1").exists()
 
 
 def split_everywhere(data: bytes, rng, max_line: int, views: bool) -> tuple[list, int, int]:

@@ -13,7 +13,7 @@ from conftest import CORPUS, append_in_pieces, needs_corpus
 
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
-from xshare.live import hook as live
+from xshare.live import hook as live_hook
 from xshare.measure import tokens
 from xshare.sources.claude.transcript import ClaudeTranscript, describe
 from xshare.state.paths import file_name, line_file, live_dir, state_dir
@@ -21,7 +21,7 @@ from xshare.state.store import locked
 
 
 def hook(payload: dict) -> None:
-    live.run_hook(json.dumps(payload).encode())
+    live_hook.run_hook(json.dumps(payload).encode())
 
 
 def hook_payload(path: Path, event: str = "PostToolBatch", **extra) -> dict:
@@ -77,7 +77,7 @@ def test_a_call_with_nothing_new_loads_neither_state_nor_tokenizer(demo: Path, m
 
     monkeypatch.setattr(tokens, "Counter", forbidden)
     monkeypatch.setattr(ClaudeTranscript, "from_state", forbidden)
-    monkeypatch.setattr(live, "update", forbidden)
+    monkeypatch.setattr(live_hook, "update", forbidden)
     hook(hook_payload(path, "Stop"))
     assert line_file(path.stem).read_bytes() == summary_before
     assert not (state_dir() / "logs" / "hook.log").exists()
@@ -104,9 +104,9 @@ def test_a_hook_that_waits_for_the_lock_still_reads_its_bytes(capsys, tmp_path: 
 
 
 def test_the_hook_is_silent_and_logs_its_problems(capsys, tmp_path: Path):
-    live.run_hook(b"this is not json")
+    live_hook.run_hook(b"this is not json")
     hook({"session_id": "x", "transcript_path": str(tmp_path / "missing" / "x.jsonl")})
-    live.run_hook(b"")
+    live_hook.run_hook(b"")
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err == ""
     log = (state_dir() / "logs" / "hook.log").read_text()

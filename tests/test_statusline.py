@@ -12,8 +12,7 @@ import pytest
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
 from xshare.install import statusline_setup
-from xshare.live import hook as live
-from xshare.live import statusline
+from xshare.live import session_state, statusline
 from xshare.state.paths import line_file
 
 REPO = Path(__file__).resolve().parents[1]
@@ -34,7 +33,7 @@ def status_payload(path: Path, used: float | None = 41.7) -> dict:
 def session(tmp_path: Path) -> tuple[Path, dict]:
     demo = write_demo_corpus(tmp_path / "demo")
     path = max(demo.rglob("*.jsonl"), key=lambda item: item.stat().st_size)
-    row = live.update(path)
+    row = session_state.update(path)
     return path, row
 
 

@@ -18,8 +18,7 @@ from xshare.demo import write_demo_corpus
 from xshare.demo.writer import TranscriptWriter, text
 from xshare.html.analysis import nudge_now
 from xshare.html.write import claude_data, compaction_now, find_compactions, find_rebuilds
-from xshare.live import hook as live
-from xshare.live import statusline
+from xshare.live import session_state, statusline
 from xshare.measure import tokens
 from xshare.measure.economics import weighted
 from xshare.sources.claude.transcript import describe
@@ -34,7 +33,7 @@ def test_the_hook_saves_what_the_html_page_finds(tmp_path: Path):
     demo = write_demo_corpus(tmp_path / "demo")
     checked = 0
     for path in sorted(demo.rglob("*.jsonl")):
-        live.update(path)
+        session_state.update(path)
         saved = json.loads(line_file(describe(path).session_id).read_text())
         data = claude_data(describe(path), tokens.choose())
         rebuilds = find_rebuilds(data)
@@ -68,20 +67,20 @@ def _session(tmp_path: Path, switch_model: bool) -> tuple[TranscriptWriter, Path
 
 def test_a_rebuild_just_caused_shows_once_with_its_cause(tmp_path: Path):
     writer, path = _session(tmp_path, switch_model=True)
-    live.update(path)
+    session_state.update(path)
     first = statusline.render(status_payload(path), colour=False)
     assert "cache rebuilt: model switch (claude-sonnet-4-6 → claude-opus-4-6)" in first.split("\n")[1]
     writer.call(text("Done."), model="claude-opus-4-6",
                 usage={"input_tokens": 5, "cache_creation_input_tokens": 400, "cache_read_input_tokens": 31_504})
     writer.write(path)
-    live.update(path)
+    session_state.update(path)
     later = statusline.render(status_payload(path), "{rebuilds}", colour=False)
     assert "cache rebuilt" not in later and later.split("\n")[0] == "1 cache rebuild (last: model switch)"
 
 
 def test_the_new_fields_render_the_saved_figures(tmp_path: Path):
     _, path = _session(tmp_path, switch_model=False)
-    live.update(path)
+    session_state.update(path)
     line = statusline.render(status_payload(path), "{last}", "{session} · {rebuilds}", colour=False)
     first, second = line.split("\n")
     assert first == "last call 30.9k (read 30.0k, write 900, fresh 6, out " + first.rsplit("out ", 1)[1]
@@ -104,7 +103,7 @@ def test_a_line_too_wide_loses_fields_from_the_right():
 def test_the_script_honours_columns_no_color_and_the_switch(tmp_path: Path):
     demo = write_demo_corpus(tmp_path / "demo")
     for path in demo.rglob("*.jsonl"):
-        live.update(path)
+        session_state.update(path)
     path = next(p for p in sorted(demo.rglob("*.jsonl"))
                 if not p.name.startswith("agent-") and json.loads(line_file(p.stem).read_text())["nudge"])
     env = {**os.environ, "COLUMNS": "60"}
@@ -124,7 +123,7 @@ def test_the_script_honours_columns_no_color_and_the_switch(tmp_path: Path):
                                     {"last": {"usage": {"cache_read": "a lot"}}, "nudge": {"fewer": None}}])
 def test_a_summary_of_the_wrong_shapes_gives_short_fields_not_a_failure(tmp_path: Path, broken: dict):
     _, path = _session(tmp_path, switch_model=False)
-    live.update(path)
+    session_state.update(path)
     saved = json.loads(line_file(path.stem).read_text()) | broken
     line_file(path.stem).write_text(json.dumps(saved))
     shown = run_script(status_payload(path), "--no-catch-up", "--format", "{calls} calls · {last} · {nudge} · "
@@ -135,7 +134,7 @@ def test_a_summary_of_the_wrong_shapes_gives_short_fields_not_a_failure(tmp_path
 
 def test_install_writes_the_fields_and_the_switch_that_the_script_reads(tmp_path: Path, isolated_home: Path):
     _, path = _session(tmp_path, switch_model=False)
-    live.update(path)
+    session_state.update(path)
     assert main(["statusline", "install", "--format", "{calls} calls · {session}", "--no-line2"]) == 0
     command = json.loads((isolated_home / ".claude" / "settings.json").read_text())["statusLine"]["command"]
     words = shlex.split(command)

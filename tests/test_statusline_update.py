@@ -14,7 +14,7 @@ import pytest
 
 from xshare.demo import write_demo_corpus
 from xshare.live import catch_up as statusline_update
-from xshare.live import hook as live
+from xshare.live import session_state
 from xshare.measure import tokens
 from xshare.sessions.measure import measure_one
 from xshare.sources.claude.transcript import describe
@@ -33,7 +33,7 @@ def behind(tmp_path: Path) -> tuple[Path, dict]:
     target = tmp_path / "projects" / "-home-dev-x" / source.name
     target.parent.mkdir(parents=True)
     target.write_bytes(b"".join(lines[: len(lines) // 2]))
-    live.update(target)
+    session_state.update(target)
     with target.open("ab") as handle:
         handle.write(b"".join(lines[len(lines) // 2 :]))
     return target, {"HOME": str(tmp_path / "home"), "XSHARE_HOME": os.environ["XSHARE_HOME"], "NO_COLOR": "1",

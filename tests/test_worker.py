@@ -15,7 +15,7 @@ from conftest import append_in_pieces
 
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
-from xshare.live import hook as live
+from xshare.live import hook as live_hook
 from xshare.live import worker
 from xshare.state.paths import state_dir
 
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="no Unix 
 
 
 def hook(path: Path) -> None:
-    live.run_hook(json.dumps({"session_id": path.stem, "transcript_path": str(path),
+    live_hook.run_hook(json.dumps({"session_id": path.stem, "transcript_path": str(path),
                               "hook_event_name": "PostToolBatch"}).encode())
 
 

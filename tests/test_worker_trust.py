@@ -24,7 +24,7 @@ import pytest
 from test_worker import hook, session_json, wait_gone, worker_on, worker_pid  # noqa: F401  (worker_on: fixture)
 
 from xshare.demo import write_demo_corpus
-from xshare.live import worker
+from xshare.live import worker, worker_server
 from xshare.state.paths import file_name, line_file, live_dir, state_dir
 from xshare.state.store import locked
 
@@ -150,13 +150,13 @@ def test_a_socket_whose_listener_is_another_account_is_never_sent_a_path(
 def serve_in_a_thread(bind_at: Path, monkeypatch) -> tuple[threading.Thread, list]:
     """The worker's accept loop on `bind_at`, answering "ok" to what it handles (recorded)."""
     handled: list = []
-    monkeypatch.setattr(worker, "_handle", lambda data: handled.append(data) or {"ok": True})
+    monkeypatch.setattr(worker_server, "_handle", lambda data: handled.append(data) or {"ok": True})
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(str(bind_at))
     os.chmod(bind_at, 0o777)  # reachable by anyone: only the worker's own check is left to refuse them
     server.listen(4)
     server.settimeout(1.0)
-    thread = threading.Thread(target=lambda: (worker._serve_until_idle(server), server.close()))
+    thread = threading.Thread(target=lambda: (worker_server._serve_until_idle(server), server.close()))
     thread.start()
     return thread, handled
 
@@ -169,7 +169,7 @@ def ask_raw(path: Path) -> bytes:
         try:
             client.sendall(json.dumps({"setup": "", "paths": ["/a/transcript.jsonl"]}).encode())
             client.shutdown(socket.SHUT_WR)
-            return worker._read_all(client)
+            return worker.read_all(client)
         except (BrokenPipeError, ConnectionResetError):
             return b""
 

@@ -274,7 +274,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
 def cmd_session(args: argparse.Namespace) -> int:
     """A session by transcript path (read now), or by id (the live state if the hook keeps one), else a
     Hermes session by id from state.db."""
-    from xshare.live.hook import live_row
+    from xshare.live.session_state import live_row
     from xshare.sessions.measure import find_hermes_session, find_session, measure_one
 
     row = None if args.session.endswith(".jsonl") or args.claude_root else live_row(args.session, _choice(args))
@@ -399,7 +399,7 @@ def cmd_slash(args: argparse.Namespace) -> int:
     import contextlib
     import io
 
-    from xshare.live.hook import live_row
+    from xshare.live.session_state import live_row
     from xshare.state.paths import html_file
 
     report_args = args.report_args[1:] if args.report_args[:1] == ["--"] else args.report_args

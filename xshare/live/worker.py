@@ -1,19 +1,18 @@
-"""A warm worker for the hook: loading the tokenizer costs ~0.45 s of CPU, more than the rest of a hook
-call many times over, and every tool batch of every session would pay it again.
+"""The hook's side of its warm worker: loading the tokenizer costs ~0.45 s of CPU, more than the rest of a
+hook call many times over, and every tool batch of every session would pay it again.
 
-The first hook call that has new bytes to count starts this small local server (detached, in its own
-session) and hands it the transcripts; later calls only connect to its Unix socket, send the paths and
-wait for "done". The worker runs `live.update`, the very reader and ledger the report runs (one ledger),
-under the same per-session locks, so a call it serves equals one run in the hook's own process. It exits
-after XSHARE_WORKER_IDLE seconds (default 600) without a request. Its socket name holds a key of
-everything that could make it count differently (xshare's version, path and install time, the ledger's
-method, the interpreter, the state folder, $XSHARE_VOCAB), so a changed setup starts a new worker instead of asking
-an old one. Where it cannot run (no AF_UNIX, XSHARE_WORKER=0, a failed start) the hook counts itself.
+The first hook call that has new bytes to count starts the worker (live/worker_server.py: detached, in its
+own session) and hands it the transcripts; later calls only connect to its Unix socket, send the paths and
+wait for "done". The worker runs `session_state.update`, the very reader and ledger the report runs (one
+ledger), under the same per-session locks, so a call it serves equals one run in the hook's own process.
+Its socket name holds a key of everything that could make it count differently (xshare's version, path and
+install time, the ledger's method, the interpreter, the state folder, $XSHARE_VOCAB), so a changed setup
+starts a new worker instead of asking an old one. Where it cannot run (no AF_UNIX, XSHARE_WORKER=0, a
+failed start) the hook counts itself.
 
 Only the user's own processes are ever trusted, either way: the hook sends paths only to a socket in a
 folder of its own (0700) whose listening process is of its own uid (SO_PEERCRED / LOCAL_PEERCRED), else
-it counts itself; the worker answers only its own uid. Requests are served on a thread each, sharing the
-loaded tokenizer and count store, so one session's slow update never delays another's.
+it counts itself; the worker answers only its own uid.
 """
 
 from __future__ import annotations
@@ -28,16 +27,15 @@ import zlib
 from pathlib import Path
 
 from xshare import METHOD_VERSION, __version__
+from xshare.live.log import log
 from xshare.state.paths import live_dir, state_dir
 from xshare.state.private import private_folder
 
 # the hook imports this module on every call with new bytes: subprocess and tempfile wait until needed
 
-IDLE_SECONDS = 600.0
 START_WAIT = 5.0  # seconds the first call waits for a new worker before counting itself
 REPLY_WAIT = 600.0  # a first read of a long transcript takes seconds; the hook is async
 _MAX_SOCKET_PATH = 100  # sun_path holds 104 (macOS) to 108 (Linux) bytes
-AT_ONCE = 16  # requests served at a time; more are told "busy" and their hooks count themselves
 _XUCRED_UID = slice(4, 8)  # struct xucred {u_int cr_version; uid_t cr_uid; ...} (macOS, FreeBSD)
 _UCRED_UID = slice(4, 8)  # struct ucred {pid_t pid; uid_t uid; gid_t gid;} (Linux)
 
@@ -50,7 +48,7 @@ def enabled() -> bool:
     return hasattr(_socket, "AF_UNIX") and os.environ.get("XSHARE_WORKER", "1") != "0"
 
 
-def _setup() -> str:
+def setup() -> str:
     """Everything that could make a worker count differently from the hook that asks it."""
     package = Path(__file__).resolve().parents[1]  # xshare/, as installed
     try:  # a reinstall rewrites the package's files: a worker running the old code is then not asked
@@ -65,8 +63,8 @@ def _setup() -> str:
 def _key() -> str:
     # crc32 only names the socket (hashlib's import costs the hook 7 ms); the worker compares the
     # whole setup string of every request, so a collision only costs a local count
-    setup = _setup().encode()
-    return f"{zlib.crc32(setup):08x}{zlib.adler32(setup):08x}"
+    text = setup().encode()
+    return f"{zlib.crc32(text):08x}{zlib.adler32(text):08x}"
 
 
 def socket_path() -> Path:
@@ -94,7 +92,7 @@ def peer_uid(conn) -> int | None:
     return None
 
 
-def _private_folder(folder: Path) -> bool:
+def own_private_folder(folder: Path) -> bool:
     """The socket's folder exists, is ours and is closed to others. A shared /tmp is hostile ground:
     another account may have made `xshare-<uid>` first, to listen there and answer "ok" to everything."""
     try:
@@ -121,7 +119,7 @@ def ask(paths: list[Path]) -> bool:
     if not enabled():
         return False
     path = socket_path()
-    if not _private_folder(path.parent):
+    if not own_private_folder(path.parent):
         _log_refusal(f"the worker's folder {path.parent} is not this user's alone")
         return False
     try:
@@ -138,8 +136,6 @@ def ask(paths: list[Path]) -> bool:
 
 
 def _log_refusal(why: str) -> None:
-    from xshare.live.hook import log
-
     log(f"not using the hook's worker: {why}; counting in the hook's own process")
 
 
@@ -160,16 +156,16 @@ def _request(path: Path, paths: list[Path]) -> dict | None:
             client.settimeout(REPLY_WAIT)
             client.connect(str(path))
             _check_peer(path, client)  # before a single path is sent
-            client.sendall(json.dumps({"setup": _setup(), "paths": [str(p) for p in paths]}).encode())
+            client.sendall(json.dumps({"setup": setup(), "paths": [str(p) for p in paths]}).encode())
             client.shutdown(_socket.SHUT_WR)
-            return json.loads(_read_all(client))
+            return json.loads(read_all(client))
         finally:
             client.close()
     except (OSError, ValueError):
         return None
 
 
-def _read_all(conn) -> bytes:
+def read_all(conn) -> bytes:
     chunks = []
     while chunk := conn.recv(65536):
         chunks.append(chunk)
@@ -180,128 +176,13 @@ def _start(path: Path) -> bool:
     """Start a worker in its own session, so it outlives this hook call."""
     import subprocess
 
-    if not _private_folder(path.parent):
+    if not own_private_folder(path.parent):
         return False
     package_parent = str(Path(__file__).resolve().parents[2])
-    code = f"import sys; sys.path.insert(0, {package_parent!r}); from xshare.live.worker import serve; serve()"
+    code = f"import sys; sys.path.insert(0, {package_parent!r}); from xshare.live.worker_server import serve; serve()"
     try:
         subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
     except OSError:
         return False
     return True
-
-
-def serve() -> None:
-    """The worker's life: a thread per request (updates take per-session locks), until idle."""
-    import socket
-
-    from xshare.state.store import atomic_write, locked
-
-    path = socket_path()
-    if not _private_folder(path.parent):
-        return  # never listen where another account could have put, or could reach, the socket
-    idle = float(os.environ.get("XSHARE_WORKER_IDLE", IDLE_SECONDS))
-    with locked(path.with_suffix(".lock"), blocking=False) as mine:
-        if not mine:  # another worker with this key is starting or running
-            return
-        _warm_up()
-        try:  # for benches and tests only: a stale one (a killed worker's) is replaced, a broken one ignored
-            path.with_suffix(".pid").unlink(missing_ok=True)  # so that it is new, hence 0600, wherever it is
-            atomic_write(path.with_suffix(".pid"), str(os.getpid()).encode())
-        except OSError:
-            pass
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
-            if path.exists() or path.is_symlink():
-                path.unlink()  # a stale socket of a worker that died: ours now, the lock says so
-            old_mask = os.umask(0o077)
-            try:
-                server.bind(str(path))
-            finally:
-                os.umask(old_mask)
-            server.listen(16)
-            server.settimeout(idle)
-            try:
-                _serve_until_idle(server)
-            finally:
-                path.unlink(missing_ok=True)
-                path.with_suffix(".pid").unlink(missing_ok=True)
-
-
-def _warm_up() -> None:
-    """Load what a hook call needs once: the tokenizer, the count store and the reader."""
-    from xshare.measure import tokens
-    from xshare.sources.claude import transcript as claude  # noqa: F401  (imported for its import cost, paid now)
-
-    counter = tokens.Counter(tokens.choose())
-    counter.load()  # the tokenizer: a live session's new texts are mostly not in the count store
-    if counter.store is not None:
-        len(counter.store)  # loaded once; each update then only takes in what others appended
-
-
-def _serve_until_idle(server) -> None:
-    """Accept until `idle` passes with no request and none in progress. Each request gets its own
-    thread (one session's slow update, or a lock another process holds, never delays another session);
-    past AT_ONCE at a time a request is told "busy" and its hook counts itself."""
-    import threading
-
-    slots = threading.BoundedSemaphore(AT_ONCE)
-    running: list[threading.Thread] = []
-    while True:
-        try:
-            conn, _ = server.accept()
-        except TimeoutError:
-            running = [thread for thread in running if thread.is_alive()]
-            if not running:
-                return
-            continue
-        if not _same_user(conn):
-            conn.close()  # another account's process: not a word, not a path, not a count
-            continue
-        if not slots.acquire(blocking=False):
-            _answer(conn, lambda data: {"ok": False, "busy": True}, None)
-            continue
-        thread = threading.Thread(target=_answer, args=(conn, _handle, slots), daemon=False)
-        thread.start()
-        running = [thread, *(other for other in running if other.is_alive())]
-
-
-def _same_user(conn) -> bool:
-    try:
-        peer = peer_uid(conn)
-    except OSError:
-        return False
-    return peer is None or peer == own_uid()  # None: the socket's 0600 mode is then the only door
-
-
-def _answer(conn, handle, slots) -> None:
-    try:
-        with conn:
-            conn.settimeout(30)
-            conn.sendall(json.dumps(handle(_read_all(conn))).encode())
-    except OSError:
-        pass  # a client that went away: its next call asks again
-    finally:
-        if slots is not None:
-            slots.release()
-
-
-def _handle(data: bytes) -> dict:
-    from xshare.live import hook as live
-
-    started = time.process_time()
-    try:
-        request = json.loads(data)
-    except ValueError:  # nothing, or not JSON: a client that went away (or was not ours) before asking
-        return {"ok": False}
-    try:
-        if not isinstance(request, dict) or request.get("setup") != _setup():
-            return {"ok": False}  # another setup under the same socket name: the hook counts itself
-        for path in request["paths"]:
-            live.update(Path(path))
-    except Exception:  # noqa: BLE001  (the hook then counts itself; the log says why)
-        import traceback
-
-        live.log(traceback.format_exc())
-        return {"ok": False}
-    return {"ok": True, "cpu": time.process_time() - started}
