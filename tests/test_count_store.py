@@ -15,7 +15,8 @@ import pytest
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
 from xshare.measure import count_store, tokens
-from xshare.sessions import measure as sessions
+from xshare.sessions import agents as session_agents
+from xshare.sessions import counter
 
 REPO = Path(__file__).resolve().parents[1]
 # varied texts: unicode, lone surrogates, blank runs too long for tiktoken in one piece, code, JSON
@@ -31,7 +32,7 @@ TEXTS = [
 def fresh_process_state(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test starts like a new process: no store loaded, no counter, no tokenizer built."""
     monkeypatch.setattr(count_store, "_opened", {})
-    monkeypatch.setattr(sessions, "_counter", None)
+    monkeypatch.setattr(counter, "_counter", None)
     tokens._load_o200k.cache_clear()
 
 
@@ -238,8 +239,8 @@ def report(capsys, root: Path, *extra: str) -> tuple[dict, str]:
 def test_a_report_whose_texts_are_known_never_loads_tiktoken(tmp_path: Path, monkeypatch, capsys):
     root = write_demo_corpus(tmp_path / "claude")
     first, _ = report(capsys, root)
-    sessions.cache_path().unlink()  # the rows cache goes (an xshare upgrade); the counts stay
-    monkeypatch.setattr(sessions, "_counter", None)
+    session_agents.cache_path().unlink()  # the rows cache goes (an xshare upgrade); the counts stay
+    monkeypatch.setattr(counter, "_counter", None)
     monkeypatch.setattr(count_store, "_opened", {})
 
     loads = []
@@ -251,7 +252,7 @@ def test_a_report_whose_texts_are_known_never_loads_tiktoken(tmp_path: Path, mon
     monkeypatch.setattr(tokens, "_load_o200k", refuse)
     again, _ = report(capsys, root)
     assert loads == [] and again == first
-    assert sessions.cache_path().is_file()
+    assert session_agents.cache_path().is_file()
 
 
 def test_no_cache_neither_reads_nor_writes_the_store(tmp_path: Path, monkeypatch, capsys):
@@ -261,7 +262,7 @@ def test_no_cache_neither_reads_nor_writes_the_store(tmp_path: Path, monkeypatch
     stored, _ = report(capsys, root)
     assert stored == fresh  # the same figures with and without the store
     before = tokens.store_path().read_bytes(), tokens.store_path().stat().st_mtime_ns
-    monkeypatch.setattr(sessions, "_counter", None)
+    monkeypatch.setattr(counter, "_counter", None)
     monkeypatch.setattr(count_store, "_opened", {})
     encoded = counting_encoder(monkeypatch)
     again, _ = report(capsys, root, "--no-cache")
@@ -294,7 +295,7 @@ def test_counts_the_hook_made_spare_the_report_its_tokenizer(tmp_path: Path, mon
     stored, _ = report(capsys, root)
     assert loads == []
     monkeypatch.setattr(tokens, "_load_o200k", real)
-    monkeypatch.setattr(sessions, "_counter", None)
+    monkeypatch.setattr(counter, "_counter", None)
     fresh, _ = report(capsys, root, "--no-cache")
     assert stored == fresh
 
@@ -304,8 +305,8 @@ def test_a_broken_tiktoken_makes_the_whole_run_an_estimate_even_with_counts_know
     root = write_demo_corpus(tmp_path / "claude")
     exact, _ = report(capsys, root)
     assert exact["tokenizer"] == tokens.O200K
-    sessions.cache_path().unlink()  # every count is now in the store: no text would need tiktoken
-    monkeypatch.setattr(sessions, "_counter", None)
+    session_agents.cache_path().unlink()  # every count is now in the store: no text would need tiktoken
+    monkeypatch.setattr(counter, "_counter", None)
     monkeypatch.setattr(count_store, "_opened", {})
     monkeypatch.delitem(sys.modules, "tiktoken", raising=False)
     real_import = builtins.__import__

@@ -21,7 +21,8 @@ from xshare.demo import write_demo_corpus
 from xshare.live import session_state
 from xshare.measure.ids import key_path, normal_id, path_key
 from xshare.report import history
-from xshare.sessions import measure as sessions
+from xshare.sessions import agents as session_agents
+from xshare.sessions import claude_code
 from xshare.sources import codex, gemini, openclaw, opencode
 from xshare.sources.claude import files as claude_files
 from xshare.sources.claude import transcript as claude
@@ -234,13 +235,13 @@ def test_a_name_that_is_not_utf8_is_one_session_from_report_to_report(capsys, mo
     first, err = report(capsys)
     lines = history.history_path().read_bytes().count(b"\n")
     read: list[Path] = []
-    original = sessions.measure_file
-    monkeypatch.setattr(sessions, "measure_file", lambda file: read.append(file.path) or original(file))
+    original = claude_code.measure_file
+    monkeypatch.setattr(claude_code, "measure_file", lambda file: read.append(file.path) or original(file))
     second, second_err = report(capsys)
     assert (second, second_err) == (first, err) and second["remembered_sessions"] == 0
     assert history.history_path().read_bytes().count(b"\n") == lines  # nothing new to remember
     assert read == []  # the cache found the odd file under its key
-    heads = [line.partition(b"\t")[0] for line in sessions.cache_path().read_bytes().splitlines()[1:]]
+    heads = [line.partition(b"\t")[0] for line in session_agents.cache_path().read_bytes().splitlines()[1:]]
     assert odd_name in {key_path(loads(head)[0]) for head in heads}
 
 

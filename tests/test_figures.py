@@ -248,7 +248,7 @@ FIFO_LIVE = """
 import json, sys
 from pathlib import Path
 from xshare.live import session_state
-from xshare.sessions.measure import rows_cache
+from xshare.sessions import rows_cache
 from xshare.state.paths import line_file
 from xshare.live.statusline import render
 print(render({"session_id": "s1"}, update=False))

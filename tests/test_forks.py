@@ -21,7 +21,7 @@ from xshare.cli import main
 from xshare.html import write as xhtml
 from xshare.live import hook, session_state
 from xshare.measure import tokens
-from xshare.sessions.measure import measure_one
+from xshare.sessions.claude_code import measure_one
 from xshare.sources.claude.copies import lost_calls, owner_key, request_ids
 from xshare.sources.claude.transcript import ClaudeTranscript, describe
 

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 import xshare
-from xshare.cli import MAX_DAYS, main
+from xshare.arguments import MAX_DAYS
+from xshare.cli import main
 from xshare.demo import write_demo_corpus
 from xshare.state.store import atomic_write
 

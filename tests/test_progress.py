@@ -13,8 +13,7 @@ import pytest
 
 from xshare.demo import write_demo_corpus
 from xshare.measure import tokens
-from xshare.sessions import measure as sessions
-from xshare.sessions import progress
+from xshare.sessions import claude_code, counter, progress
 from xshare.sources.claude import transcript as claude
 
 
@@ -55,14 +54,14 @@ def test_a_closed_stream_neither_fails_nor_draws():
 @pytest.mark.parametrize("workers", [1, 2])
 def test_measuring_on_a_terminal_draws_progress_and_equal_rows(tmp_path: Path, monkeypatch, workers: int):
     monkeypatch.setattr(progress, "_EVERY", 0.0)
-    monkeypatch.setattr(sessions, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(counter, "PARALLEL_MIN_BYTES", 0)
     files = claude.discover([write_demo_corpus(tmp_path / "demo")])
     assert len(files) > 2
     choice = tokens.choose()
-    quiet = sessions.measure_claude(files, choice, use_cache=False, workers=workers)
+    quiet = claude_code.measure_claude(files, choice, use_cache=False, workers=workers)
     screen = Terminal()
     monkeypatch.setattr(sys, "stderr", screen)
-    shown = sessions.measure_claude(files, choice, use_cache=False, workers=workers)
+    shown = claude_code.measure_claude(files, choice, use_cache=False, workers=workers)
     assert shown.rows == quiet.rows
     assert f"measuring: {len(files)}/{len(files)} files" in screen.getvalue()
     assert screen.getvalue().endswith("\r\x1b[K")

@@ -16,8 +16,8 @@ from test_statusline import run_script, status_payload  # tests/ is on sys.path
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
 from xshare.demo.writer import TranscriptWriter, text
-from xshare.html.analysis import nudge_now
-from xshare.html.write import claude_data, compaction_now, find_compactions, find_rebuilds
+from xshare.html.analysis import compaction_now, find_compactions, find_rebuilds, nudge_now
+from xshare.html.write import claude_data
 from xshare.live import session_state, statusline
 from xshare.measure import tokens
 from xshare.measure.economics import weighted

@@ -16,7 +16,7 @@ from xshare.demo import write_demo_corpus
 from xshare.live import catch_up as statusline_update
 from xshare.live import session_state
 from xshare.measure import tokens
-from xshare.sessions.measure import measure_one
+from xshare.sessions.claude_code import measure_one
 from xshare.sources.claude.transcript import describe
 from xshare.state.paths import line_file
 from xshare.state.store import locked

@@ -385,19 +385,19 @@ def test_the_hermes_cache_compares_the_start_it_read_from_as_a_time(tmp_path: Pa
     """A database read for a window is read again for an earlier window only; the start it was read from
     is compared as a time (an older version stored it with the window's offset)."""
     from xshare.measure import tokens
-    from xshare.sessions import measure as sessions
+    from xshare.sessions import agents as session_agents
     from xshare.sources.hermes import state_db as hermes
 
     db = HermesDb(tmp_path / "state.db", 22)
     hermes_sessions(db, T0, [])
     path, choice = db.close(), tokens.choose(estimate=True)
-    sessions.measure_hermes([path], choice, since=datetime(2026, 5, 1, tzinfo=timezone.utc))
-    cache = json.loads(sessions.cache_path("hermes").read_text())
+    session_agents.measure_hermes([path], choice, since=datetime(2026, 5, 1, tzinfo=timezone.utc))
+    cache = json.loads(session_agents.cache_path("hermes").read_text())
     cache["entries"][str(path)][1] = "2026-05-01T02:00:00+05:00"  # 2026-04-30 21:00 UTC
-    sessions.cache_path("hermes").write_text(json.dumps(cache))
+    session_agents.cache_path("hermes").write_text(json.dumps(cache))
     reads = []
     monkeypatch.setattr(hermes, "measure_hermes", lambda *a, **k: reads.append(1) or ([], {}))
-    sessions.measure_hermes([path], choice, since=datetime(2026, 4, 30, 22, tzinfo=timezone.utc))
+    session_agents.measure_hermes([path], choice, since=datetime(2026, 4, 30, 22, tzinfo=timezone.utc))
     assert reads == []  # later than what was read: the cache holds it (as text, "2026-05-01" > "2026-04-30")
-    sessions.measure_hermes([path], choice, since=datetime(2026, 4, 30, 20, tzinfo=timezone.utc))
+    session_agents.measure_hermes([path], choice, since=datetime(2026, 4, 30, 20, tzinfo=timezone.utc))
     assert reads == [1]

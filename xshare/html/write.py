@@ -1,55 +1,39 @@
-"""The per-session HTML summary: measure one session in detail and write its self-contained page.
+"""Claude Code's HTML summaries: measure a session in detail and write its self-contained page (and its
+subagents' beside it), or the index of every session; where pages go and how they are named.
 
 The figures come from the same reader and the same tokenizer choice as `xshare session <id> --json`, so
-the page and the row agree to the token. What the page shows is worked out in `html_analysis` and drawn
-by `html_page`; this module sits above both (its analysis names are re-exported for callers).
+the page and the row agree to the token. What the page shows is worked out in html/analysis.py and drawn
+by html/session_page.py; this module sits above both.
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import re
-import sys
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
 from xshare import METHOD_VERSION
 from xshare.html.analysis import (
-    CAUSES,
-    WEIGHTS,
-    Compaction,
     Linked,
-    Rebuild,
-    ResultCost,
     SessionData,
-    compaction_economics,
-    compaction_now,
-    exploration_costs,
-    find_compactions,
-    find_rebuilds,
     from_ledger,
-    rebuild_weight,
 )
+from xshare.html.chart import chart_html
 from xshare.html.session_page import render_index, render_session
 from xshare.measure import tokens as tokenizers
 from xshare.measure.ids import path_key
 from xshare.measure.timestamps import stamp
-from xshare.report.outputs import refusal
+from xshare.report.periods import read_marks
+from xshare.sessions import counter as session_counter
+from xshare.sessions.claude_code import measure_claude, measure_session
 from xshare.sources.claude import transcript as claude
 from xshare.sources.claude.transcript import ClaudeTranscript, TranscriptFile
 from xshare.state.paths import home as user_home
 from xshare.state.paths import html_file
 from xshare.state.store import atomic_write
-from xshare.text import printable
 
-__all__ = [
-    "CAUSES", "WEIGHTS", "Compaction", "Linked", "Rebuild", "ResultCost", "SessionData", "cli_html",
-    "claude_data", "compaction_economics", "compaction_now", "exploration_costs", "find_compactions",
-    "find_rebuilds", "from_ledger", "html_dir", "most_recent", "page_name", "page_path", "rebuild_weight",
-    "shown_path", "write_hermes_page", "write_index", "write_session_page",
-]
 PAGE_VERSION = 1  # bump when the page's content changes, so --index regenerates every page
 
 
@@ -60,9 +44,7 @@ def measure_detail(file: TranscriptFile, choice: tokenizers.TokenizerChoice,
                    copied: frozenset[str] | None = None) -> tuple[ClaudeTranscript, dict, dict]:
     """A session measured as `xshare session` measures it (same reader, tokenizer, copies and calls its
     files did not record), with the per-call log kept: the reader, the row and the problems."""
-    from xshare.sessions import measure as sessions
-
-    return sessions.measure_session(file, choice, detail=True, copied=copied)
+    return measure_session(file, choice, detail=True, copied=copied)
 
 
 def shown_path(path: Path) -> str:
@@ -82,9 +64,8 @@ def claude_data(
     """A Claude Code transcript's page input; `origin` says how to show where it was read from. Its row is
     `xshare session --json`'s, calls billed but never written (compactions) included."""
     transcript, row, problems = measure_detail(file, choice, copied)
-    from xshare.sessions import measure as sessions
-
-    note = sessions._counter.choice.note if sessions._counter else ""
+    current = session_counter.current()
+    note = current.choice.note if current else ""
     return from_ledger(transcript.ledger, row, origin=origin(file.path), tokenizer_note=note, problems=problems)
 
 
@@ -131,8 +112,9 @@ def _page_stamp(path: Path) -> str | None:
     return found.group(1).decode() if found else None
 
 
-def _roots(claude_roots: list[str] | None) -> list[Path]:
-    return [claude.resolve_root(root) for root in claude_roots] if claude_roots else claude.default_roots()
+def transcript_roots(given: list[str] | None) -> list[Path]:
+    """The Claude Code folders to look in: those given, else the default ones."""
+    return [claude.resolve_root(root) for root in given] if given else claude.default_roots()
 
 
 _TIMESTAMP = re.compile(rb'"timestamp"\s*:\s*"([0-9][0-9T:.+\-Z]{9,34})"')
@@ -154,7 +136,7 @@ def last_activity(path: Path, tail: int = 256 << 10) -> str | None:
 
 def most_recent(claude_roots: list[str] | None = None) -> list[TranscriptFile]:
     """Sessions by latest activity, newest first (a subagent's activity counts for its parent)."""
-    files = claude.discover(_roots(claude_roots))
+    files = claude.discover(transcript_roots(claude_roots))
     by_id = {file.session_id: file for file in files if file.source == claude.INTERACTIVE}
     latest: dict[str, tuple[str, TranscriptFile]] = {}
     for file in files:
@@ -194,7 +176,7 @@ def write_session_page(
     target = out or page_path(file.session_id)
     folder = target.parent
     if all_files is None:
-        all_files = claude.discover(_roots(claude_roots))
+        all_files = claude.discover(transcript_roots(claude_roots))
     if subs is None:
         subs = subagent_files(file, all_files)
     data = claude_data(file, choice, origin, copied)
@@ -230,33 +212,6 @@ def _write_page(path: Path, data: SessionData, files: list[TranscriptFile], rend
     atomic_write(path, render(data, stamp=stamp).encode("utf-8"))
 
 
-def write_hermes_page(session_id: str, databases: list[Path], choice: tokenizers.TokenizerChoice,
-                      out: Path | None = None, problems: Counter | None = None) -> Path | None:
-    """A Hermes session's page, with what its data supports: Hermes records the bill per session, not
-    per call, so the page says it cannot have the cache sections. None if no database holds the id;
-    what went wrong in each database looked in (one locked, say) is added to `problems`."""
-    from xshare.sessions import measure as sessions
-    from xshare.sources.hermes import state_db as hermes
-
-    sessions._init_worker(choice)
-    counter = sessions._counter
-    for database in databases:
-        found: Counter = Counter()
-        ledgers: dict = {}
-        rows = hermes.read_database(database, counter.count, counter.name, found, only=session_id,
-                                    ledgers=ledgers)
-        counter.flush()
-        if problems is not None:
-            problems.update(found)
-        if rows:
-            data = from_ledger(ledgers[session_id], rows[0], origin=f"Hermes {shown_path(database)}",
-                               tokenizer_note=counter.choice.note, problems=dict(found))
-            target = out or page_path(session_id)
-            atomic_write(target, render_session(data).encode("utf-8"))
-            return target
-    return None
-
-
 def write_index(
     choice: tokenizers.TokenizerChoice,
     out: Path | None = None,
@@ -269,11 +224,9 @@ def write_index(
     linked to its page; pages that are missing or older than their transcript are (re)written first.
     Returns the index path and how many pages were written; what went wrong is added to `problems`
     (once per transcript: the pages re-read what the index measured)."""
-    from xshare.sessions.measure import measure_claude
-
     target = out or html_dir() / "index.html"
     folder = target.parent
-    files = claude.discover(_roots(claude_roots))
+    files = claude.discover(transcript_roots(claude_roots))
     measured = measure_claude(files, choice, use_cache=use_cache)
     if problems is not None:
         problems.update(measured.problems)
@@ -302,125 +255,6 @@ def write_index(
 
 def _chart(entries: list[Linked]) -> str:
     """The share over time, each week linked to its sessions (marks: `xshare mark`)."""
-    from xshare.html.chart import chart_html
-    from xshare.report.periods import read_marks
-
     return chart_html([entry.row for entry in entries], read_marks(), {e.row["id"]: e.href for e in entries if e.href})
 
 
-def _hermes_html(args: argparse.Namespace, choice: tokenizers.TokenizerChoice, out: Path | None,
-                 say: Callable[[str], None], problems: Counter) -> int:
-    """`xshare html ID` for an id that no Claude Code transcript has: a Hermes session, if one has it."""
-    from xshare.sources.hermes import state_db as hermes
-
-    databases = [Path(path).expanduser() for path in args.hermes_db] if args.hermes_db else hermes.default_databases()
-    try:
-        path = write_hermes_page(args.session, databases, choice, out, problems)
-    except OSError as error:
-        say(f"could not write the page: {error.strerror or error}")
-        return 1
-    if path is None:  # another agent's session (Codex, Gemini CLI, OpenCode, OpenClaw)?
-        from xshare.html.agents import write_agent_page
-        from xshare.sources.agents import homes_given
-
-        try:
-            path, more = write_agent_page(args.session, homes_given(args), choice, out)
-        except OSError as error:
-            say(f"could not write the page: {error.strerror or error}")
-            return 1
-        problems.update(more)
-    if path is None:
-        locked = any(hermes.LOCKED in kind for kind in problems)
-        _say_problems(problems, say)  # first, so the verdict below is the last line
-        if locked:
-            say(f"could not look for {args.session!r}: a Hermes database is locked by another program; "
-                "try again when it is free")
-        else:
-            say(f"no Claude Code transcript or Hermes session matches {args.session!r}, nor any Codex, "
-                "Gemini CLI, OpenCode or OpenClaw session")
-        return 2
-    return _done(path, args.open)
-
-
-def _done(path: Path, open_it: bool) -> int:
-    print(printable(str(path)))
-    if open_it:
-        import webbrowser
-
-        if not webbrowser.open(path.resolve().as_uri()):
-            print("xshare: no browser could be opened; the path is above", file=sys.stderr)
-    return 0
-
-
-def _say_problems(problems: Counter, say: Callable[[str], None]) -> None:
-    """One line per kind of problem, as `xshare report` prints them; each said once."""
-    for kind, count in sorted(problems.items()):
-        say(f"{kind}: {count:,}")
-    problems.clear()
-
-
-def cli_html(args: argparse.Namespace, say: Callable[[str], None]) -> int:
-    """`xshare html [SESSION] [-o FILE] [--open] [--index] [--demo]`; `say` prints a message to stderr,
-    including what went wrong reading the sessions (as `xshare report` does)."""
-    problems: Counter = Counter()
-    try:
-        return _cli_html(args, say, problems)
-    finally:
-        _say_problems(problems, say)
-
-
-def _cli_html(args: argparse.Namespace, say: Callable[[str], None], problems: Counter) -> int:
-    out = Path(args.output).expanduser() if args.output else None
-    why = refusal(out, args.claude_root) if out else None
-    if why:
-        say(f"could not write the page {out}: {why}")
-        return 1
-    origin, demo = shown_path, None
-    if getattr(args, "demo", False):
-        # the invented corpus lives in a temporary folder; its pages go to html/demo/, apart from real ones
-        import tempfile
-
-        from xshare.demo import write_demo_corpus
-
-        demo = tempfile.TemporaryDirectory(prefix="xshare-demo-")
-        root = write_demo_corpus(Path(demo.name))
-        args.claude_root, args.no_cache = [str(root)], True
-        out = out or html_dir() / "demo" / ("index.html" if args.index else "session.html")
-
-        def origin(path: Path) -> str:
-            return f"xshare's invented demo corpus: {path.relative_to(root).as_posix()}"
-
-    choice = tokenizers.choose(estimate=args.estimate, vocab=args.vocab, remember=not args.no_cache)
-    if args.index:
-        if args.session:
-            say("give a SESSION or --index, not both")
-            return 2
-        try:
-            path, written = write_index(choice, out, args.claude_root, not args.no_cache, origin, problems)
-        except OSError as error:
-            say(f"could not write the index: {error.strerror or error}")
-            return 1
-        if written:
-            say(f"wrote {written:,} session page(s) beside the index")
-    else:
-        from xshare.sessions.measure import find_session
-
-        if args.session:
-            file = find_session(args.session, args.claude_root) if not args.hermes_db else None
-            if file is None:
-                return _hermes_html(args, choice, out, say, problems)
-        else:
-            recent = most_recent(args.claude_root)
-            if not recent:
-                for folder in _roots(args.claude_root):
-                    say(f"looked for Claude Code transcripts under {folder}")
-                say("no session found; give a transcript path or a session id (or try --demo)")
-                return 2
-            # the demo's most recent session is a short one; its largest shows every section
-            file = max(recent, key=lambda f: f.path.stat().st_size) if demo else recent[0]
-        try:
-            path = write_session_page(file, choice, out, args.claude_root, origin=origin, problems=problems)
-        except OSError as error:
-            say(f"could not write the page: {error.strerror or error}")
-            return 1
-    return _done(path, args.open)
