@@ -18,7 +18,8 @@ from xshare.demo import TranscriptWriter, text, write_demo_corpus
 from xshare.html import analysis as html_analysis
 from xshare.html import command as html_command
 from xshare.html import write as xhtml
-from xshare.html.session_page import CSS, MAX_COLUMNS, SCRIPT, render_session
+from xshare.html.cells import CSS, MAX_COLUMNS, SCRIPT
+from xshare.html.session_page import render_session
 from xshare.measure import tokens
 from xshare.measure.ledger import CATEGORIES, SPREAD, USAGE_FIELDS, Ledger, session_row
 from xshare.sessions.claude_code import measure_one
@@ -266,7 +267,7 @@ def test_hostile_transcript_text_shows_as_text(tmp_path: Path):
 
 
 def test_odd_characters_become_visible():
-    from xshare.html.session_page import _t
+    from xshare.html.cells import esc as _t
 
     assert _t("a\x00b\u202ec\ud83d") == "a[U+0000]b[U+202E]c[U+D83D]"
     assert _t("<a href='javascript:x'>") == "&lt;a href=&#x27;javascript:x&#x27;&gt;"

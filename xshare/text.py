@@ -1,4 +1,5 @@
-"""Text from the user's data made safe to print on a terminal, and labels made safe to publish.
+"""Text for people: the user's data made safe to print on a terminal, labels made safe to publish, and
+the shares, tables and token counts every printer formats the same way.
 
 A Hermes `sessions.source`, a model name or a session id is whatever a program stored: an escape sequence
 in it would drive the terminal, a newline would forge a report line. Every printer passes such text
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 
 # C0 and C1 controls, DEL, and the format characters that reorder or hide text (bidi overrides, zero
 # widths, ...): none of them belongs in a report line
@@ -49,3 +51,30 @@ def json_text(value: object) -> str:
     dumped = json.dumps(value, indent=2, ensure_ascii=False)
     return _UNESCAPED_BY_JSON.sub(lambda match: f"\\u{ord(match.group()):04x}", dumped)
 
+
+def pct(value: float | None, missing: str = "unknown") -> str:
+    """A share as printed everywhere: one decimal of a percent; `missing` when there is none."""
+    return missing if value is None else f"{value:.1%}"
+
+
+def table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    """Aligned text columns: the first (a label, at least 25 wide) to the left, the figures to the right."""
+    widths = [max([len(title)] + [len(row[index]) for row in rows]) for index, title in enumerate(header)]
+    widths[0] = max(widths[0], 25)
+
+    def line(cells: tuple[str, ...]) -> str:
+        first = cells[0].ljust(widths[0])
+        rest = (cell.rjust(width) for cell, width in zip(cells[1:], widths[1:], strict=True))
+        return "  ".join([first, *rest]).rstrip()
+
+    return [line(header), "  ".join("-" * width for width in widths), *(line(row) for row in rows)]
+
+
+USAGE_KINDS = ("cache read", "cache write", "fresh input", "output")  # as the HTML page names them
+
+
+def usage_kinds(usage: dict, names: tuple[str, ...] = USAGE_KINDS, number: Callable[[int], str] = "{:,}".format) -> str:
+    """Tokens by kind (cache read, cache write of either lifetime, fresh input, output), each `number`ed."""
+    write = usage.get("cache_write_5m", 0) + usage.get("cache_write_1h", 0)
+    counts = (usage.get("cache_read", 0), write, usage.get("input", 0), usage.get("output", 0))
+    return ", ".join(f"{name} {number(count)}" for name, count in zip(names, counts, strict=True))

@@ -21,7 +21,8 @@ from xshare.html.analysis import (
     from_ledger,
 )
 from xshare.html.chart import chart_html
-from xshare.html.session_page import render_index, render_session
+from xshare.html.index_page import render_index
+from xshare.html.session_page import render_session
 from xshare.measure import tokens as tokenizers
 from xshare.measure.ids import path_key
 from xshare.measure.timestamps import stamp

@@ -21,6 +21,8 @@ from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
+from xshare.text import pct, usage_kinds
+
 NAME = "xshare"
 HOOKS = ("on_session_start", "post_api_request", "on_session_end", "on_session_finalize")
 
@@ -225,22 +227,18 @@ def measure_session(session_id: str, database: Path | None = None) -> tuple[dict
     return (rows[0] if rows else None), problems
 
 
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1%}"
-
-
 def describe(row: dict | None, live: dict | None, session_id: str) -> str:
     """What /xshare prints: this session's shares, calibration and calls."""
     if row is None:
         return f"xshare: nothing recorded in state.db yet for session {session_id}."
     lines = [
         f"xshare: session {session_id} ({row['source']})",
-        f"  Exploration: {_pct(row['exploration_share_of_context'])} of the recorded context, "
-        f"{_pct(row['exploration_share_of_prompt'])} of the billed prompt",
-        f"  Recorded / billed: {_pct(row['recorded_over_billed'])}; API calls: {row['api_calls']:,}; "
+        f"  Exploration: {pct(row['exploration_share_of_context'], 'n/a')} of the recorded context, "
+        f"{pct(row['exploration_share_of_prompt'], 'n/a')} of the billed prompt",
+        f"  Recorded / billed: {pct(row['recorded_over_billed'], 'n/a')}; API calls: {row['api_calls']:,}; "
         f"prompt tokens billed: {row['prompt_tokens_billed']:,}",
-        f"  NeuralMind block: {_pct(_part(row, 'neuralmind'))}; edits: {_pct(_part(row, 'edit'))}; "
-        f"other shell: {_pct(_part(row, 'shell'))}; compactions: {row['compactions']}",
+        f"  NeuralMind block: {pct(_part(row, 'neuralmind'), 'n/a')}; edits: {pct(_part(row, 'edit'), 'n/a')}; "
+        f"other shell: {pct(_part(row, 'shell'), 'n/a')}; compactions: {row['compactions']}",
     ]
     if row.get("unrecorded_calls"):
         tasks = ", ".join(f"{task} {count:,}" for task, count in (row.get("unrecorded_tasks") or {}).items())
@@ -258,25 +256,19 @@ def describe(row: dict | None, live: dict | None, session_id: str) -> str:
     return "\n".join(lines)
 
 
-def _kinds(usage: dict) -> str:
-    write = usage.get("cache_write_5m", 0) + usage.get("cache_write_1h", 0)
-    return (f"cache read {usage.get('cache_read', 0):,}, cache write {write:,}, fresh input "
-            f"{usage.get('input', 0):,}, output {usage.get('output', 0):,}")
-
-
 def _cache_lines(row: dict, live: dict | None) -> list[str]:
     """What the Claude Code status line's {session}, {last}, {rebuilds} and {nudge} say, as far as Hermes's
     data goes: state.db's totals by kind; the last call and the rebuilds only from the live hooks."""
     from xshare.measure.economics import Watch, weighted
 
     usage = row.get("usage") or {}
-    lines = [f"  Session by kind: {weighted(usage):,.0f} weighted (as the HTML page weighs them): {_kinds(usage)}"]
+    lines = [f"  Session by kind: {weighted(usage):,.0f} weighted (as the HTML page weighs them): {usage_kinds(usage)}"]
     watch = Watch(live["watch"]) if live and isinstance(live.get("watch"), dict) else None
     if watch is None or watch.last is None:
         lines.append("  Last call and cache rebuilds: not seen live by the plugin in this process")
     else:
         last, rebuild = watch.last, watch.last_rebuild
-        lines.append(f"  Last API call: {last['prompt']:,} prompt tokens ({_kinds(last['usage'])})")
+        lines.append(f"  Last API call: {last['prompt']:,} prompt tokens ({usage_kinds(last['usage'])})")
         cause = f" (last: {rebuild['cause']}, {rebuild['detail']})" if rebuild else ""
         lines.append(f"  Cache rebuilds seen live: {watch.rebuilds:,}{cause}")
     lines.append("  /compact nudge: not available (Hermes's hooks do not show what a compaction would leave)")

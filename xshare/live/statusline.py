@@ -17,6 +17,7 @@ import sys
 from xshare.live.catch_up import kick
 from xshare.state.paths import line_file
 from xshare.state.private import read_regular, writable
+from xshare.text import pct, usage_kinds
 
 DEFAULT_FORMAT = "explore {context} of context · {bill} of bill · calib {calib} · {calls} calls{window}{behind}"
 # the second line: what to act on (a rebuild just caused, a /compact that pays), then the last call;
@@ -28,10 +29,10 @@ _ANSI = re.compile(r"\033\[[0-9;]*m")
 _COLOURS = ((0.10, "32"), (0.30, "33"), (float("inf"), "31"))
 
 
-def _pct(value: object, estimate: bool, colour: bool) -> str:
+def _share(value: object, estimate: bool, colour: bool) -> str:
     if not isinstance(value, (int, float)):
         return "?"
-    text = f"{'≈' if estimate else ''}{value:.1%}"
+    text = f"{'≈' if estimate else ''}{pct(value)}"
     if not colour:
         return text
     code = next(code for limit, code in _COLOURS if value < limit)
@@ -54,10 +55,8 @@ def _paint(text: str, code: str, colour: bool) -> str:
 
 
 def _kinds(usage: dict) -> str:
-    """Usage by kind, as the HTML page names them: cache read, cache write, fresh input, output."""
-    write = usage.get("cache_write_5m", 0) + usage.get("cache_write_1h", 0)
-    return (f"read {_n(usage.get('cache_read', 0))}, write {_n(write)}, fresh {_n(usage.get('input', 0))}, "
-            f"out {_n(usage.get('output', 0))}")
+    """Usage by kind, in the status line's short words: read, write, fresh, out."""
+    return usage_kinds(usage, ("read", "write", "fresh", "out"), _n)
 
 
 def cache_fields(saved: dict, colour: bool) -> dict[str, str]:
@@ -98,8 +97,8 @@ def fields(payload: dict, saved: dict | None, colour: bool) -> dict[str, str]:
     estimate = saved.get("tokenizer") != "o200k_base"
     calib = saved.get("recorded_over_billed")
     values.update(
-        context=_pct(saved.get("exploration_share_of_context"), estimate, colour),
-        bill=_pct(saved.get("exploration_share_of_prompt"), estimate, colour),
+        context=_share(saved.get("exploration_share_of_context"), estimate, colour),
+        bill=_share(saved.get("exploration_share_of_prompt"), estimate, colour),
         calib=f"{calib:.0%}" if isinstance(calib, (int, float)) else "?",
         calls=f"{saved.get('api_calls', 0):,}",
         compactions=str(saved.get("compactions", 0)),

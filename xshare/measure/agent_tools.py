@@ -12,7 +12,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from xshare.measure.classify import EDIT, EXPLORATION, OTHER, SHELL, WEB, _as_dict, explain_command
+from xshare.measure.classify import EDIT, EXPLORATION, OTHER, SHELL, WEB, as_dict, explain_command
 
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 _SCRIPT_FLAGS = frozenset({"-c", "-lc", "-cl", "-ic", "-ci", "-xc", "-ec", "-euc", "-eu"})
@@ -61,7 +61,7 @@ def argv_command(argv: list) -> str | None:
 
 def command_in(arguments: object, key: str) -> str | None:
     """The command of a shell tool call: a string, or an argv list (Codex's `shell`)."""
-    args = _as_dict(arguments)
+    args = as_dict(arguments)
     value = args.get(key) if args is not None and key else None
     if isinstance(value, list):
         return argv_command(value)
@@ -85,7 +85,3 @@ def explain_tool(agent: str, name: str, arguments: object) -> ToolVerdict:
     verdict = explain_command(command)
     why = f"{verdict.reason} (stage {verdict.stage!r}, word {verdict.word!r})"
     return ToolVerdict(verdict.category, why, command)
-
-
-def classify_agent_tool(agent: str, name: str, arguments: object) -> str:
-    return explain_tool(agent, name, arguments).category

@@ -15,11 +15,9 @@ from datetime import datetime
 from pathlib import Path
 
 from xshare.measure.timestamps import session_time, to_utc
-from xshare.report.render import ANECDOTE_BELOW, Tally, _pct, _table, parse_time, reading
+from xshare.report.render import ANECDOTE_BELOW, Tally, parse_time, reading
 from xshare.state.store import atomic_write, dumps, read_json, state_dir
-from xshare.text import printable
-
-PERIODS = ("week", "month")
+from xshare.text import pct, printable, table
 
 
 def period_of(moment: datetime, by: str) -> str:
@@ -95,22 +93,22 @@ def periods_json(rows: Iterable[dict] | OverTime, by: str) -> dict:
 
 
 def _period_lines(period: str, groups: dict[str, dict]) -> list[tuple[str, ...]]:
-    return [(f"{period}  {key.replace('/', ' / ', 1)}", f"{g['sessions']:,}", _pct(g["exploration_share_of_context"]),
-             _pct(g["median_session_share"]), _pct(g["recorded_over_billed"])) for key, g in groups.items()]
+    return [(f"{period}  {key.replace('/', ' / ', 1)}", f"{g['sessions']:,}", pct(g["exploration_share_of_context"]),
+             pct(g["median_session_share"]), pct(g["recorded_over_billed"])) for key, g in groups.items()]
 
 
 def periods_text(rows: Iterable[dict] | OverTime, by: str) -> str:
     """One line per period and group: its sessions, pooled and median share, calibration."""
     summed = rows if isinstance(rows, OverTime) else over_time(rows, by, [])
-    table = []
+    lines = []
     for period, tally in summed.ordered():
-        table += _period_lines(period, tally.groups())
+        lines += _period_lines(period, tally.groups())
     header = ("Period  agent / source", "Sessions", "Exploration of context", "Median session",
               "Recorded / billed")
     few = f"A period of fewer than {ANECDOTE_BELOW} sessions in a group is an anecdote, not a finding."
     undated = summed.undated
     without = [f"{undated:,} session{'s' if undated != 1 else ''} with no plausible start time: in no period."]
-    return "\n".join([f"By {by} (when sessions started, UTC):", "", *_table(header, table), "", few,
+    return "\n".join([f"By {by} (when sessions started, UTC):", "", *table(header, lines), "", few,
                       *(without if undated else []), ""])
 
 
@@ -169,8 +167,8 @@ def marks_text(rows: Iterable[dict] | OverTime, marks: list[dict]) -> str:
                     lines.append(f"    {key} {name}: no sessions")
                     continue
                 lines.append(f"    {key} {name}: {group['sessions']:,} session{'s' if group['sessions'] != 1 else ''}, "
-                             f"exploration {_pct(group['exploration_share_of_context'])} of context, median "
-                             f"{_pct(group['median_session_share'])}; {_short_reading(group)}")
+                             f"exploration {pct(group['exploration_share_of_context'])} of context, median "
+                             f"{pct(group['median_session_share'])}; {_short_reading(group)}")
         if not sides["before"] and not sides["after"]:
             lines.append("    no interactive sessions on either side in the window")
     lines.append("  A difference between two sides that rest on few sessions is not a finding about the change.")

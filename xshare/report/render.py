@@ -18,7 +18,7 @@ from xshare.measure.timestamps import (  # parse_time: rows, history, periods, p
     parse_time,
     session_time,
 )
-from xshare.text import printable, printable_lines
+from xshare.text import pct, printable, printable_lines, table
 
 SOURCE_ORDER = ("interactive", "automated", "subagent", "benchmark", "internal")
 # the spec's thresholds on interactive sessions' share of the recorded context, fixed in advance
@@ -129,7 +129,8 @@ def group_key(row: dict) -> str:
     return f"{row['agent']}/{row['source']}"
 
 
-def _order(key: str) -> tuple:
+def group_order(key: str) -> tuple:
+    """Groups in the order the report lists them: by agent, then by source as SOURCE_ORDER has them."""
     agent, _, source = key.partition("/")
     rank = SOURCE_ORDER.index(source) if source in SOURCE_ORDER else len(SOURCE_ORDER)
     return (agent, rank, source)
@@ -276,7 +277,7 @@ class Tally:
 
     def groups(self) -> dict[str, dict]:
         """Pooled figures per group, in report order."""
-        ordered = sorted(self.by_group, key=_order)
+        ordered = sorted(self.by_group, key=group_order)
         return {key: self.by_group[key].figures(*key.split("/", 1)) for key in ordered}
 
 
@@ -325,22 +326,22 @@ class Report:
             "",
             "Exploration share (reading and searching code):",
             "",
-            *_table(
+            *table(
                 ("Agent / source", "Sessions", "API calls", "Exploration of context", "of billed prompt",
                  "Median session", "Re-sent reads"),
-                [(_label(key), f"{g['sessions']:,}", f"{g['api_calls']:,}", _pct(g["exploration_share_of_context"]),
-                  _pct(g["exploration_share_of_prompt"]), _pct(g["median_session_share"]),
-                  _pct(g["reread_share_of_context"])) for key, g in groups],
+                [(_label(key), f"{g['sessions']:,}", f"{g['api_calls']:,}", pct(g["exploration_share_of_context"]),
+                  pct(g["exploration_share_of_prompt"]), pct(g["median_session_share"]),
+                  pct(g["reread_share_of_context"])) for key, g in groups],
             ),
             "",
             "What else the recorded context holds, and how much of the bill it covers:",
             "",
-            *_table(
+            *table(
                 ("Agent / source", "Prompt tokens billed", "Recorded / billed", "NeuralMind block", "Edits",
                  "Other shell"),
-                [(_label(key), f"{g['prompt_tokens_billed']:,}", _pct(g["recorded_over_billed"]),
-                  _pct(g["shares_of_context"]["neuralmind"]), _pct(g["shares_of_context"]["edit"]),
-                  _pct(g["shares_of_context"]["shell"])) for key, g in groups],
+                [(_label(key), f"{g['prompt_tokens_billed']:,}", pct(g["recorded_over_billed"]),
+                  pct(g["shares_of_context"]["neuralmind"]), pct(g["shares_of_context"]["edit"]),
+                  pct(g["shares_of_context"]["shell"])) for key, g in groups],
             ),
             "",
             "Pre-registered reading (interactive sessions, share of recorded context):",
@@ -430,22 +431,6 @@ def _label(key: str) -> str:
     return printable(key.replace("/", " / ", 1))
 
 
-def _pct(value: float | None) -> str:
-    return "unknown" if value is None else f"{value:.1%}"
-
-
-def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
-    widths = [max([len(title)] + [len(row[index]) for row in rows]) for index, title in enumerate(header)]
-    widths[0] = max(widths[0], 25)
-
-    def line(cells: tuple[str, ...]) -> str:
-        first = cells[0].ljust(widths[0])
-        rest = (cell.rjust(width) for cell, width in zip(cells[1:], widths[1:], strict=True))
-        return "  ".join([first, *rest]).rstrip()
-
-    return [line(header), "  ".join("-" * width for width in widths), *(line(row) for row in rows)]
-
-
 def session_summary(row: dict) -> str:
     """A few lines on one session, for a person who asked about it."""
     started, last = parse_time(row.get("started_at")), parse_time(row.get("last_activity"))
@@ -455,7 +440,7 @@ def session_summary(row: dict) -> str:
         when = f"Started {started:%Y-%m-%d %H:%M} UTC, last activity {last:%Y-%m-%d %H:%M} UTC ({minutes:,} min)"
     context = row["context_tokens"]
     by_category = ", ".join(
-        f"{category} {_pct(share(tokens, context))}"
+        f"{category} {pct(share(tokens, context))}"
         for category, tokens in sorted(row["billed_tokens"].items(), key=lambda item: -item[1])
         if tokens
     )
@@ -464,17 +449,17 @@ def session_summary(row: dict) -> str:
         f"Session {printable(row['id'])} ({printable(row['agent'])} / {printable(row['source'])}{model})",
         when,
         f"API calls: {row['api_calls']:,}   Prompt tokens billed: {row['prompt_tokens_billed']:,}   "
-        f"Recorded / billed: {_pct(row['recorded_over_billed'])}",
+        f"Recorded / billed: {pct(row['recorded_over_billed'])}",
         *(["The bill is under half of what this session's own records show was sent (the agent kept only part "
            "of it): its share of the bill is unknown."] if row.get("bill_short") else []),
         *([f"These figures include {_row_unrecorded(row)}"] if row.get("unrecorded_prompt_tokens") else []),
         *([f"Not in these figures: {review_note(row['unrecorded_reviews'])}"] if row.get("unrecorded_reviews")
           else []),
-        f"Exploration: {_pct(row['exploration_share_of_context'])} of the recorded context, "
-        f"{_pct(row['exploration_share_of_prompt'])} of the billed prompt",
+        f"Exploration: {pct(row['exploration_share_of_context'])} of the recorded context, "
+        f"{pct(row['exploration_share_of_prompt'])} of the billed prompt",
         f"Re-sent reads (files re-sent after a compaction, not in the exploration share): "
-        f"{_pct(row.get('reread_share_of_context'))} of the recorded context, "
-        f"{_pct(row.get('reread_share_of_prompt'))} of the billed prompt",
+        f"{pct(row.get('reread_share_of_context'))} of the recorded context, "
+        f"{pct(row.get('reread_share_of_prompt'))} of the billed prompt",
         f"Recorded context by category: {by_category or 'nothing recorded'}",
         f"Exploration read for the first time: {row['first_time_tokens']['exploration']:,} tokens "
         f"(results and arguments, counted once)",

@@ -20,7 +20,7 @@ from typing import BinaryIO
 
 from xshare.measure.plausible import NO_SESSION, NOT_A_ROW, row_problem
 from xshare.measure.timestamps import session_time
-from xshare.report.render import GroupSums, _order
+from xshare.report.render import GroupSums, group_order
 from xshare.state.store import loads, open_regular
 
 MAX_LINE = 4 << 20  # bytes; a row is a few KB, one with every compaction's snapshot rarely 100 KB
@@ -54,7 +54,7 @@ class Rollup:
     def groups(self) -> dict[str, dict]:
         found = self.by_tokenizer.get(self.tokenizer(), {})
         keys = sorted((f"{agent}/{source}", (agent, source)) for agent, source in found)
-        return {key: found[pair].figures(*pair) for key, pair in sorted(keys, key=lambda item: _order(item[0]))}
+        return {key: found[pair].figures(*pair) for key, pair in sorted(keys, key=lambda item: group_order(item[0]))}
 
     def to_json(self) -> dict:
         return {"files": self.files, "rows": self.rows, "machines": len(self.machines), "people": len(self.people),
