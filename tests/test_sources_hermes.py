@@ -737,7 +737,7 @@ def test_report_reads_hermes_databases(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 # --- the plugin's own logic, with a stand-in for Hermes's PluginContext ---------------------------------
-# (tests/test_hermes_plugin.py runs it through Hermes's real loader where hermes-agent is installed)
+# (tests/test_live_hermes_plugin.py runs it through Hermes's real loader where hermes-agent is installed)
 
 
 class FakeContext:

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_worker import hook, session_json, wait_gone, worker_on, worker_pid  # noqa: F401  (worker_on: fixture)
+from test_live_worker import hook, session_json, wait_gone, worker_on, worker_pid  # noqa: F401  (worker_on: fixture)
 
 from xshare.demo import write_demo_corpus
 from xshare.live import worker, worker_server

@@ -7,7 +7,7 @@ carried. Hermes's background review (after a turn of 10 or more iterations) re-s
 and is recorded nowhere: the server tells its requests apart, they are left out of both sides, and xshare
 must say the session had one. Hermes generates the title on a background thread that a one-shot process
 may end before it lands, so the comparison waits for it, then takes the calls Hermes recorded.
-Needs $XSHARE_TEST_HERMES_VENV, as tests/test_hermes_e2e.py.
+Needs $XSHARE_TEST_HERMES_VENV, as tests/test_e2e_hermes.py.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from fake_openai import FakeOpenAI, Reply
 from hermes_wire import HermesWire
-from test_hermes_e2e import SKIP, VENV, Host, stored
+from test_e2e_hermes import SKIP, VENV, Host, stored
 
 pytestmark = [pytest.mark.realhost, pytest.mark.skipif(SKIP is not None, reason=SKIP or "")]
 TOLERANCE = 0.001  # 0.1 percentage point

@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from test_statusline import run_script, status_payload  # tests/ is on sys.path
+from test_live_statusline import run_script, status_payload  # tests/ is on sys.path
 
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
