@@ -14,10 +14,13 @@ import argparse
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from xshare.arguments import build_parser
-from xshare.measure import tokens as tokenizers
 from xshare.text import json_text, printable, printable_lines
+
+if TYPE_CHECKING:
+    from xshare.measure.tokens import TokenizerChoice
 
 
 def _say(message: str) -> None:
@@ -56,7 +59,9 @@ def _window(args: argparse.Namespace):
         return None
 
 
-def _choice(args: argparse.Namespace) -> tokenizers.TokenizerChoice:
+def _choice(args: argparse.Namespace) -> TokenizerChoice:
+    from xshare.measure import tokens as tokenizers
+
     return tokenizers.choose(estimate=args.estimate, vocab=args.vocab, remember=not args.no_cache)
 
 

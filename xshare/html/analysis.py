@@ -1,6 +1,6 @@
 """What a session's page shows, worked out from its data: cache rebuilds and their causes, compactions and
-their payback, the costliest exploration results. No HTML here: `html_page` draws these, and `html`
-measures sessions and writes the pages (so the imports run html -> html_page -> html_analysis).
+their payback, the costliest exploration results. No HTML here: the page modules draw these, and html/write.py
+measures sessions and writes the pages (so the imports run write -> session_page -> analysis).
 
 The input is neutral (`SessionData`: the session row, the ledger's per-call log, its markers and the tool
 results with the calls they rode along), so any source whose ledger keeps detail can use it; what a source

@@ -79,7 +79,7 @@ def html_dir() -> Path:
 
 def page_path(session_id: str) -> Path:
     """Where `xshare html` writes a session's page: the path the status line and /exploration-share
-    already point at (xshare.paths.html_file), so the two can never disagree."""
+    already point at (xshare.state.paths.html_file), so the two can never disagree."""
     return html_file(session_id)
 
 

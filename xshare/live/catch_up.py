@@ -66,7 +66,7 @@ def main(argv: list[str]) -> None:
     """The updater: one at a time per session (a second one exits at once), silent like the hook."""
     import json
 
-    from xshare.live.hook import run_hook
+    from xshare.live.hook import run_hook  # in the updater's own process, never the status line's
     from xshare.state.store import locked
 
     session_id, transcript = argv[0], argv[1]

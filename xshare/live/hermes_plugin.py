@@ -23,6 +23,9 @@ from pathlib import Path
 
 from xshare.text import pct, usage_kinds
 
+# Hermes imports this module at its start-up (an enabled plugin), so the rest of xshare is imported inside
+# the functions that need it: a hook counts with nothing more, /xshare loads the reader and tokenizer
+
 NAME = "xshare"
 HOOKS = ("on_session_start", "post_api_request", "on_session_end", "on_session_finalize")
 

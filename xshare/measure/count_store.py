@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from xshare.state.private import open_private
-from xshare.state.store import open_regular
+from xshare.state.store import atomic_write, locked, open_regular
 
 MAGIC = b"xsc1"  # bump with any change to the layout or the digest
 _HEADER = struct.Struct("<4sII")  # magic, entries, crc32 of the entry count and the payload
@@ -243,8 +243,6 @@ class CountStore:
     def _compact(self) -> None:
         """Rewrite the file as one sorted block of what it holds (one process at a time; a busy lock
         means another is doing it). Appends racing with the rename are lost, which only costs a recount."""
-        from xshare.state.store import locked
-
         try:
             with locked(self.path.with_name(self.path.name + ".lock"), blocking=False) as mine:
                 if not mine:
@@ -258,8 +256,6 @@ class CountStore:
             self.warn(f"could not rewrite the token count store ({error.strerror or error})")
 
     def _replace(self, block: bytes) -> None:
-        from xshare.state.store import atomic_write
-
         atomic_write(self.path, block)
         with contextlib.suppress(OSError):
             self._read_at = (os.stat(self.path).st_ino, len(block))

@@ -1,6 +1,6 @@
 """Cache economics, one rule each for the HTML page, the live hook and the status line: token weights,
 what a cache rebuild is and what caused it, what a compaction costs and saves, and when a compaction
-now is worth suggesting. Standard library only, and no xshare imports but xshare.timestamps (a leaf
+now is worth suggesting. Standard library only, and no xshare imports but xshare.measure.timestamps (a leaf
 like this one): the ledger, the HTML analysis and the hook all import it.
 
 `Watch` applies the rules as calls stream by, keeping only what the next call needs (a few numbers

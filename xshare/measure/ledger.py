@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import deque
 
+from xshare import METHOD_VERSION
 from xshare.measure.economics import Watch
 from xshare.measure.ids import normal_id
 from xshare.measure.timestamps import stamp
@@ -98,7 +99,7 @@ class Ledger:
     # --- events -------------------------------------------------------------------------------
 
     def seen_time(self, timestamp: object, millis: bool = True) -> str | None:
-        """Any activity of the session, as a record wrote its time (xshare.timestamps.stamp). Returns the
+        """Any activity of the session, as a record wrote its time (xshare.measure.timestamps.stamp). Returns the
         time in the stored form, which sorts as text, or None when it is unreadable or implausible: such
         a time is left out, so one junk or far-future row moves neither the start nor the end."""
         found = stamp(timestamp, millis)
@@ -328,8 +329,6 @@ def session_row(
     ledger: Ledger, *, session_id: str, agent: str, source: str, tokenizer: str, parent: str | None = None
 ) -> dict:
     """The per-session row: counts and timestamps only, never text or paths."""
-    from xshare import METHOD_VERSION
-
     billed = ledger.billed_tokens()
     models = sorted(ledger.models, key=lambda name: (-ledger.models[name], name))
     return set_shares({

@@ -16,6 +16,7 @@ import gzip
 import hashlib
 import os
 import re
+import sys
 import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -49,7 +50,7 @@ class TokenizerChoice:
 
 
 def _tiktoken_installed() -> bool:
-    import importlib.util
+    import importlib.util  # only when choosing a tokenizer
 
     return importlib.util.find_spec("tiktoken") is not None
 
@@ -97,7 +98,7 @@ class Counter:
                 self.name = ESTIMATE
                 self.choice = TokenizerChoice(ESTIMATE, None, f"vocabulary unusable: {error}", choice.remember)
         if choice.remember and self.name == O200K:
-            from xshare.measure import count_store
+            from xshare.measure import count_store  # only when counts are remembered
 
             self.store = count_store.shared(store_path(), **({"warn": warn} if warn else {}))
 
@@ -211,7 +212,7 @@ def _unusable(text: str) -> list:
 
 def store_path() -> Path:
     """The count store of o200k_base under this counting rule: a change to either names another file."""
-    from xshare.state.store import state_dir
+    from xshare.state.store import state_dir  # the CLI imports this module at start-up: orjson waits
 
     return state_dir() / "counts" / f"{O200K}.{VOCAB_SHA256[:16]}.v{COUNT_VERSION}.counts"
 
@@ -219,7 +220,7 @@ def store_path() -> Path:
 @functools.lru_cache(maxsize=2)
 def _load_o200k(vocab: Path | None):
     """Build tiktoken's o200k_base Encoding from a local file, never from the network."""
-    import tiktoken
+    import tiktoken  # 0.2 s and more: only when a text is not in the count store
     import tiktoken_ext.openai_public as openai_public
 
     if vocab is None:
@@ -257,9 +258,7 @@ def _checked_lines(vocab: Path | None) -> int:
 
 
 def _ranks_cache() -> Path:
-    import sys
-
-    from xshare.state.store import state_dir
+    from xshare.state.store import state_dir  # see store_path
 
     version = f"py{sys.version_info[0]}{sys.version_info[1]}"
     return state_dir() / "vocab" / f"o200k_base.{VOCAB_SHA256[:16]}.{version}.ranks"
@@ -269,7 +268,7 @@ def _ranks(vocab: Path) -> dict[bytes, int]:
     """The vocabulary's token ranks, after checking its hash. Parsing the text takes ~0.5 s, which the
     hook would pay on every call, so the parsed ranks are kept in xshare's state directory in marshal
     form, keyed by the vocabulary's hash and this Python's version."""
-    import base64
+    import base64  # only when the parsed vocabulary is not cached yet
     import marshal
 
     lines = _checked_lines(vocab)
@@ -286,7 +285,7 @@ def _ranks(vocab: Path) -> dict[bytes, int]:
             token, rank = line.split()
             ranks[base64.b64decode(token)] = int(rank)
     try:
-        from xshare.state.store import atomic_write
+        from xshare.state.store import atomic_write  # see store_path
 
         atomic_write(cached, marshal.dumps(ranks))
     except OSError:

@@ -3,7 +3,7 @@
 
 Periods are taken from when a session started, in UTC (a session written with a -05:00 offset late in
 the evening belongs to the next UTC day); weeks are ISO weeks (Monday to Sunday). A session with no
-plausible start time (xshare.timestamps) has no period.
+plausible start time (xshare.measure.timestamps) has no period.
 """
 
 from __future__ import annotations

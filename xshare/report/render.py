@@ -78,7 +78,7 @@ class Window:
 
     def place(self, row: dict) -> str:
         """'in', 'out', 'deferred' (started inside but still active at the window's end), or 'undated': no
-        plausible start time (xshare.timestamps), so no window can hold it; only --all (no start) counts it."""
+        plausible start time (xshare.measure.timestamps), so no window can hold it; only --all (no start) counts it."""
         started = session_time(row.get("started_at"))
         if started is None:
             return "in" if self.since is None else UNDATED
@@ -400,7 +400,7 @@ def _unrecorded_lines(groups: dict[str, dict]) -> list[str]:
 
 
 def review_note(reviews: int) -> str:
-    """Hermes's background memory/skill reviews: calls that exist but no record holds (hermes_review.py)."""
+    """Hermes's background memory/skill reviews: calls that exist but no record holds (sources/hermes/review.py)."""
     return (f"about {reviews:,} background memory/skill review{'s' if reviews != 1 else ''} Hermes started after "
             "long turns, each re-sending the whole conversation (a one-shot `hermes chat -q` may exit first); "
             "Hermes records neither their calls nor their tokens, so they are not counted")

@@ -26,7 +26,7 @@ from xshare.state.store import atomic_write, dumps, read_json, state_dir
 
 
 def cache_path(agent: str = "claude") -> Path:
-    """Where an agent's rows are cached (Claude Code's in lines, see xshare.rows_cache)."""
+    """Where an agent's rows are cached (Claude Code's in lines, see xshare.sessions.rows_cache)."""
     return rows_cache.cache_file() if agent == "claude" else state_dir() / "cache" / f"{agent}-rows.json"
 
 

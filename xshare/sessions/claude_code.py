@@ -44,7 +44,7 @@ def read_file(file: TranscriptFile, copied=(), detail: bool = False) -> ClaudeTr
 
 def measure_file(file: TranscriptFile, copied=()) -> tuple[dict, dict, dict]:
     """One transcript: its row (even with no API call), its problems, and its own calls' start times
-    (which other files may hold copies of: see claude_copies)."""
+    (which other files may hold copies of: see sources/claude/copies.py)."""
     transcript = read_file(file, copied)
     return transcript.row(), dict(transcript.problems), transcript.copies.times
 
@@ -65,7 +65,7 @@ def measure_claude(
     workers: int | None = None,
 ) -> Measured:
     """Rows for these transcripts; files last written before `since` cannot hold a session in it. The
-    rows are kept packed (xshare.packed), the cache's as the bytes it holds, so no report over many
+    rows are kept packed (xshare.sessions.packed), the cache's as the bytes it holds, so no report over many
     sessions holds all their dicts."""
     result = Measured(tokenizer=choice)
     oldest_ns = int((since.timestamp() - 86400) * 1e9) if since else None
@@ -105,7 +105,7 @@ def measure_claude(
 def _settle_copies(fresh: dict[str, rows_cache.Entry], files: list[TranscriptFile],
                    choice: tokenizers.TokenizerChoice) -> int:
     """Each call billed once across the files read: a file holding calls another file holds earlier is read
-    again with them as copies (claude_copies). Returns how many files were read again."""
+    again with them as copies (sources/claude/copies.py). Returns how many files were read again."""
     by_key = {path_key(file.path): file for file in files}
     held = {key: (by_key[key].source, entry.times) for key, entry in fresh.items()}
     reread = 0
@@ -123,7 +123,7 @@ def _settle_copies(fresh: dict[str, rows_cache.Entry], files: list[TranscriptFil
 
 def _packed(measured: tuple[dict, dict, dict]) -> tuple[bytes, dict | None, dict]:
     """A worker's result as it travels and is kept: the row's JSON, its problems if any, and its own calls'
-    start times (claude_copies)."""
+    start times (sources/claude/copies.py)."""
     return dumps(measured[0]), measured[1] or None, measured[2]
 
 
@@ -235,7 +235,7 @@ def measure_session(file: TranscriptFile, choice: tokenizers.TokenizerChoice, de
 
 def copied_here(file: TranscriptFile, times: dict[str, str | None]) -> frozenset[str]:
     """The calls of this file that an earlier transcript of its project folder holds too, as the report
-    decides it (claude_copies): from the report's cache where it is current, else from the files
+    decides it (sources/claude/copies.py): from the report's cache where it is current, else from the files
     whose request ids meet this file's (a scan, not a read, of the others)."""
     project = claude_copies.project_folder(file.path)
     if not times or project is None:

@@ -2,7 +2,7 @@
 
 One JSON line a transcript after a header line (method, tokenizer): `[path, size, mtime_ns, problems, times,
 copied]` (times: the file's own calls' start times; copied: the calls it holds that another file bills, see
-sources/claude_copies), a tab, then the row's JSON. JSON holds no raw tab, so the first tab ends the head,
+sources/claude/copies.py), a tab, then the row's JSON. JSON holds no raw tab, so the first tab ends the head,
 and the row stays bytes: a report over many sessions reads its cache without turning every cached row into
 a dict, and writes it back a line at a time. A different tokenizer or method version makes every entry stale.
 """

@@ -72,7 +72,7 @@ def content_text(content: object) -> str:
 def iso_time(value: object) -> str | None:
     """A record's time in the stored form (ISO-8601 UTC text ending in Z, which sorts as text): ISO text
     with any offset, epoch seconds or milliseconds (numbers, or digits in text); None when it cannot be
-    read or is implausible (xshare.timestamps), never an exception."""
+    read or is implausible (xshare.measure.timestamps), never an exception."""
     return stamp(value)
 
 

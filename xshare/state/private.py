@@ -151,7 +151,7 @@ def state_for_this_run(needed: bool = False) -> Iterator[bool]:
             print(f"xshare: {why}, or give --output", file=sys.stderr)
             yield False
             return
-        import tempfile
+        import tempfile  # the status line imports this module: tempfile only for a throwaway folder
 
         with tempfile.TemporaryDirectory(prefix="xshare-state-") as scratch:
             print(f"xshare: {why}; nothing is remembered after this run", file=sys.stderr)

@@ -51,7 +51,7 @@ def atomic_write(path: Path, data: bytes | Iterable[bytes], make_folders: bool =
     keeps the link (a dangling one is refused). The file keeps its mode (and, where allowed, its owner); a
     new one is private (0600), and so is any file in xshare's state folder, with its folders (0700).
     `make_folders=False` (a path the user gave) refuses a missing folder."""
-    import tempfile
+    import tempfile  # the hook imports this module on every call: tempfile only once it writes
 
     target = _regular_target(path)
     private = inside_state(path)

@@ -2,7 +2,7 @@
 
 One transcript file is one session; a file reached by several paths (a symlinked config folder, a root
 named twice or inside another, a hard link) is still one (see same_file). Ids are spelled as xshare's
-files store them (see xshare.ids), so a file name that is not UTF-8 keeps one id everywhere.
+files store them (see xshare.measure.ids), so a file name that is not UTF-8 keeps one id everywhere.
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ AGENT = "hermes"
 INTERACTIVE = frozenset({"cli", "tui", "desktop", "local", "telegram"})
 AUTOMATED = frozenset({"cron", "oneshot", "a2a", "api_server"})
 SUBAGENT, BENCHMARK = "subagent", "tool"
-LOCK_RETRIES = 2  # with hermes_db.BUSY_TIMEOUT_MS: about 2 s in all before a locked database is reported
+LOCK_RETRIES = 2  # with sqlite.BUSY_TIMEOUT_MS: about 2 s in all before a locked database is reported
 LOCKED = "is locked by another program"  # the problem's words, which `xshare html` looks for
 NO_CAP = sys.maxsize  # no call of a Hermes session is capped (the module docstring says why)
 NO_CALLS = "Hermes sessions billed for prompt tokens but with no assistant row (billed as overhead)"
@@ -102,7 +102,7 @@ def _select(available: set[str], wanted: tuple[str, ...]) -> str:
 
 def iso(timestamp: object) -> str | None:
     """Epoch seconds (or ISO text, in a TEXT column) as the ISO-8601 UTC text Claude Code rows use, so rows
-    of both agents sort as text; None when unreadable or implausible (xshare.timestamps)."""
+    of both agents sort as text; None when unreadable or implausible (xshare.measure.timestamps)."""
     return stamp(timestamp, millis=False)
 
 
