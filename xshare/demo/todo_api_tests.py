@@ -116,7 +116,7 @@ PLAIN = [date(2026, 1 + i * 5 % 12, 1 + i * 11 % 28) for i in range(14)]
 STAMPS = [(f"{d}T{7 + i % 12:02d}:{i * 13 % 60:02d}:00{'Z' if i % 2 else '+00:00'}", d) for i, d in enumerate(PLAIN)]
 
 
-TEST_DATES = f'''from datetime import date, timedelta
+TEST_DATES = f'''from datetime import date
 
 import pytest
 

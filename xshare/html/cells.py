@@ -70,7 +70,7 @@ def visible(text: str) -> str:
 
 
 def esc(value: object, limit: int | None = None) -> str:
-    """Transcript text as HTML text: odd characters made visible, then esc (quotes too)."""
+    """Transcript text as HTML text: odd characters made visible, then escaped (quotes too)."""
     text = visible(str(value))
     if limit is not None and len(text) > limit:
         text = text[: limit - 1] + "\u2026"
@@ -89,8 +89,8 @@ def num(value: float) -> str:
     return f"{round(value):,}"
 
 
-def share_of(part: float, num: float) -> str:
-    return pct(part / num if num > 0 else None)
+def share_of(part: float, whole: float) -> str:
+    return pct(part / whole if whole > 0 else None)
 
 
 def datum(name: str, value: object, text: str) -> str:

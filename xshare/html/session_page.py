@@ -41,7 +41,7 @@ from xshare.text import pct
 
 
 def render_session(data: SessionData, stamp: str = "") -> str:
-    """The num page for one session."""
+    """The whole page for one session."""
     row = data.row
     rebuilds = find_rebuilds(data)
     cards, skipped = find_compactions(data)
@@ -209,7 +209,7 @@ def _composition(data: SessionData, rebuilds: list) -> str:
         per = max(1, math.ceil(len(data.calls) / MAX_COLUMNS))
         bucket = (f" Its {len(data.calls):,} calls are drawn in buckets of {per:,}: each bar is the mean of its "
                   "calls." if per > 1 else "")
-        spread = (" System overhead is known only for the num session here, so it is spread evenly over the "
+        spread = (" System overhead is known only for the whole session here, so it is spread evenly over the "
                   "calls." if data.overhead_spread else "")
         unwritten = row.get("unrecorded_calls") or 0
         if unwritten:  # in the row's figures above, from Claude Code's own totals; no call of its own to draw
