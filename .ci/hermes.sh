@@ -5,9 +5,9 @@
 #      (tests/hermes_fixtures.py build_with_sessiondb), plus, with 0.19.0, ../shared/tools/make_hermes_db.py's
 #      database when that script is beside the repository;
 #   3. in the 0.19.0 environment, installs this checkout (pip install -e) and pytest, and runs
-#      tests/test_hermes_plugin.py (Hermes's own plugin loader and CLI), the SessionDB database test and
-#      tests/test_hermes_e2e.py (real `hermes chat` sessions, one-shot, classic and TUI in tmux, against a
-#      fake model server on 127.0.0.1; about 40 s; the tmux ones skip without tmux) and tests/test_hermes_wire.py
+#      tests/test_live_hermes_plugin.py (Hermes's own plugin loader and CLI), the SessionDB database test and
+#      tests/test_e2e_hermes.py (real `hermes chat` sessions, one-shot, classic and TUI in tmux, against a
+#      fake model server on 127.0.0.1; about 40 s; the tmux ones skip without tmux) and tests/test_wire_hermes.py
 #      (the wire check: reads, greps, a 60-step session, a --resume turn, each request billed its o200k count;
 #      about 50 s).
 # A second run reuses the environments and the databases (rebuilt only when the fixture code changed).
@@ -81,5 +81,5 @@ fi
 export XSHARE_TEST_HERMES_DBS="$work/dbs"
 export XSHARE_TEST_HERMES_VENV="$venv"
 run "$venv/bin/python" -m pytest -q -p no:cacheprovider --rootdir "$repo" \
-    "$repo/tests/test_hermes_plugin.py" "$repo/tests/test_hermes.py::test_databases_written_by_hermes_sessiondb" \
-    "$repo/tests/test_hermes_e2e.py" "$repo/tests/test_hermes_wire.py"
+    "$repo/tests/test_live_hermes_plugin.py" "$repo/tests/test_sources_hermes.py::test_databases_written_by_hermes_sessiondb" \
+    "$repo/tests/test_e2e_hermes.py" "$repo/tests/test_wire_hermes.py"

@@ -40,7 +40,7 @@ _PEAK = (
 
 def tokenizer_limit(adapter, files: list[Path]) -> tuple[float, int, int]:
     """Seconds tiktoken alone needs for the distinct texts the adapter counts (their count and bytes)."""
-    from xshare import tokens
+    from xshare.measure import tokens
 
     texts: dict[tuple[int, int], str] = {}
 
@@ -130,7 +130,7 @@ def main() -> None:
         os.environ["XSHARE_VOCAB"] = str(DEFAULT_VOCAB)
     print(f"{os.cpu_count()} cores; runs: {args.runs}")
     os.environ["XSHARE_HOME"] = str(SEED)
-    from xshare import tokens
+    from xshare.measure import tokens
 
     tokens.Counter(tokens.choose()).count("seed")  # parses the vocabulary into SEED/vocab once
     for adapter in ADAPTERS:

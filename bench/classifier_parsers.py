@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from xshare import classify as xc  # noqa: E402
+from xshare.measure import classify as xc  # noqa: E402
 
 try:  # optional: the bench runs without it
     import tree_sitter_bash

@@ -202,8 +202,8 @@ def load_seconds(env: dict, fresh: bool) -> float:
     home = Path(env["XSHARE_HOME"])
     if fresh:
         shutil.rmtree(home / "vocab", ignore_errors=True)
-    code = "import time; t=time.perf_counter(); from xshare import tokens; tokens.Counter(tokens.choose()).load(); " \
-           "print(time.perf_counter()-t)"
+    code = "import time; t=time.perf_counter(); from xshare.measure import tokens; " \
+           "tokens.Counter(tokens.choose()).load(); print(time.perf_counter()-t)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={**env, "PYTHONPATH": str(REPO)})
     return float(done.stdout.strip() or "nan")

@@ -21,9 +21,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from xshare import classify
-from xshare.sources import claude
-from xshare.store import loads
+from xshare.measure import classify
+from xshare.sources.claude import transcript as claude
+from xshare.state.store import loads
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "claude"

@@ -56,8 +56,8 @@ def jsonl_bytes(roots: list[Path]) -> int:
 def tokenizer_limit(roots: list[Path]) -> tuple[float, int, int, float]:
     """Seconds tiktoken alone needs for the distinct texts xshare counts (and their count and bytes),
     and seconds the reader needs on one thread to find them with no counting at all: the parse floor."""
-    from xshare import tokens
-    from xshare.sources import claude
+    from xshare.measure import tokens
+    from xshare.sources.claude import transcript as claude
 
     texts: dict[tuple[int, int], str] = {}
 

@@ -69,7 +69,7 @@ class ClaudeHost:
         return sorted((self.config / "projects").glob("*/*.jsonl"))
 
     def line(self, session_id: str) -> dict | None:
-        from xshare.paths import file_name
+        from xshare.state.paths import file_name
 
         try:
             return json.loads((self.xshare_home / "live" / f"{file_name(session_id)}.line.json").read_text())

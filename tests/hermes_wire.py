@@ -17,7 +17,7 @@ import json
 
 from wire import bash_category
 
-from xshare.tokens import Counter, choose
+from xshare.measure.tokens import Counter, choose
 
 CATEGORIES = ("exploration", "edit", "shell", "rest")
 READ_TOOLS = frozenset({"read_file", "search_files"})

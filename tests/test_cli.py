@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from xshare import sessions
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
+from xshare.sessions import claude_code
 
 
 @pytest.fixture
@@ -137,8 +137,8 @@ def test_collect_appends_new_sessions_and_replaces_grown_ones(capsys, tmp_path: 
 
 def test_a_repeated_report_reads_only_what_changed(capsys, demo_root: Path, monkeypatch: pytest.MonkeyPatch):
     reads = []
-    original = sessions.measure_file
-    monkeypatch.setattr(sessions, "measure_file", lambda file: reads.append(file.path.name) or original(file))
+    original = claude_code.measure_file
+    monkeypatch.setattr(claude_code, "measure_file", lambda file: reads.append(file.path.name) or original(file))
     args = ("report", "--all", "--json", "--claude-root", str(demo_root))
     first = json.loads(run(capsys, *args)[1])["groups"]
     assert len(reads) == 8

@@ -14,13 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from xshare import html as xhtml
-from xshare import tokens
 from xshare.demo import TranscriptWriter, text, write_demo_corpus
-from xshare.html_page import CSS, MAX_COLUMNS, SCRIPT, render_session
-from xshare.ledger import CATEGORIES, SPREAD, USAGE_FIELDS, Ledger, session_row
-from xshare.sessions import measure_one
-from xshare.sources.claude import describe, discover
+from xshare.html import analysis as html_analysis
+from xshare.html import command as html_command
+from xshare.html import write as xhtml
+from xshare.html.cells import CSS, MAX_COLUMNS, SCRIPT
+from xshare.html.session_page import render_session
+from xshare.measure import tokens
+from xshare.measure.ledger import CATEGORIES, SPREAD, USAGE_FIELDS, Ledger, session_row
+from xshare.sessions.claude_code import measure_one
+from xshare.sources.claude.transcript import describe, discover
 
 START = datetime(2026, 11, 3, 9, 0, tzinfo=timezone.utc)
 PROJECT = "-home-dev-app"
@@ -153,8 +156,8 @@ def _call(read: int, write: int, *, minute: float, model: str = "m", one_hour: i
             "model": model, "time": when, "thread": "main"}
 
 
-def _data(calls: list[dict], markers: list[dict] | None = None) -> xhtml.SessionData:
-    return xhtml.SessionData(row={}, calls=calls, markers=markers or [], carried=[])
+def _data(calls: list[dict], markers: list[dict] | None = None) -> html_analysis.SessionData:
+    return html_analysis.SessionData(row={}, calls=calls, markers=markers or [], carried=[])
 
 
 def test_rebuild_causes_are_read_from_the_data():
@@ -171,51 +174,51 @@ def test_rebuild_causes_are_read_from_the_data():
     ]
     markers = [{"kind": "prompt", "value": None, "at": 3}, {"kind": "prompt", "value": None, "at": 4},
                {"kind": "compaction", "value": None, "at": 6}]
-    found = {r.call: r for r in xhtml.find_rebuilds(_data(calls, markers))}
+    found = {r.call: r for r in html_analysis.find_rebuilds(_data(calls, markers))}
     assert sorted(found) == [3, 4, 5, 6, 8]
     assert [found[i].cause for i in (3, 4, 5, 6, 8)] == ["turn boundary", "idle", "model switch", "compaction",
                                                          "other"]
     assert found[4].also == ["turn boundary"]
     assert found[3].expected == 20_700 and found[3].read == 8_000 and found[3].rewritten == 12_700
-    assert xhtml.rebuild_weight(found[3]) == pytest.approx(12_700 * (1.25 - 0.1))
+    assert html_analysis.rebuild_weight(found[3]) == pytest.approx(12_700 * (1.25 - 0.1))
 
 
 def test_one_hour_cache_entries_survive_a_30_minute_gap():
     calls = [_call(0, 0, minute=0, one_hour=30_000), _call(10_000, 0, minute=30, one_hour=21_000),
              _call(0, 0, minute=95, one_hour=32_000)]
-    found = xhtml.find_rebuilds(_data(calls))
+    found = html_analysis.find_rebuilds(_data(calls))
     assert [(r.call, r.cause) for r in found] == [(1, "other"), (2, "idle")]
     assert found[1].rewritten_1h == found[1].rewritten and "1 h" in found[1].detail
 
 
 def test_compaction_card_follows_the_essay_arithmetic():
     """143k before, 71k after, 37k written at the 1-hour rate: ~10 calls to break even; 26 followed."""
-    card = xhtml.Compaction(1, 10, None, before=143_000, after=71_000, write_5m=0, write_1h=37_000, followed=26)
-    money = xhtml.compaction_economics(card)
+    card = html_analysis.Compaction(1, 10, None, before=143_000, after=71_000, write_5m=0, write_1h=37_000, followed=26)
+    money = html_analysis.compaction_economics(card)
     assert money["cost"] == 74_000 and money["saving"] == pytest.approx(7_200)
     assert money["break_even"] == 11 and money["paid_off"] is True
-    grown = xhtml.Compaction(2, 10, None, before=50_000, after=52_000, write_5m=9_000, write_1h=0, followed=3)
-    assert xhtml.compaction_economics(grown) == {"cost": 11_250, "saving": -200.0, "break_even": None,
+    grown = html_analysis.Compaction(2, 10, None, before=50_000, after=52_000, write_5m=9_000, write_1h=0, followed=3)
+    assert html_analysis.compaction_economics(grown) == {"cost": 11_250, "saving": -200.0, "break_even": None,
                                                  "paid_off": None}
 
 
 def test_a_compaction_now_is_priced_from_this_session():
     calls = [_call(0, 20_000, minute=0), _call(20_000, 30_000, minute=1, one_hour=0)]
     calls[-1]["present"] = {"conversation": 4_000, "exploration": 30_000}
-    card, basis = xhtml.compaction_now(_data(calls), [])
+    card, basis = html_analysis.compaction_now(_data(calls), [])
     assert basis == "floor" and card.after == calls[-1]["overhead"] + 4_000 and card.before == calls[-1]["prompt"]
     assert card.write_5m == card.after and card.write_1h == 0
-    measured = xhtml.Compaction(1, 1, None, before=60_000, after=9_000, write_5m=9_000, write_1h=0, followed=0)
-    card, basis = xhtml.compaction_now(_data(calls), [measured])
+    measured = html_analysis.Compaction(1, 1, None, before=60_000, after=9_000, write_5m=9_000, write_1h=0, followed=0)
+    card, basis = html_analysis.compaction_now(_data(calls), [measured])
     assert basis == "measured" and card.after == 9_000
-    assert xhtml.compaction_now(xhtml.SessionData({}, calls, [], [], per_call_usage=False), []) is None
+    assert html_analysis.compaction_now(html_analysis.SessionData({}, calls, [], [], per_call_usage=False), []) is None
 
 
 def test_what_a_summary_or_a_narrower_read_removes():
     data = _data([])
     data.carried = [["Read: /a.py", "exploration", 3_000, 0, 10], ["Grep: x", "exploration", 200, 2, 5],
                     ["Bash: pytest", "shell", 9_000, 0, 10], ["Read: /late.py", "exploration", 4_000, 10, 10]]
-    costs = xhtml.exploration_costs(data)
+    costs = html_analysis.exploration_costs(data)
     assert costs["carried"] == 30_000 + 600 and costs["results"] == 3
     assert costs["summary"] == 2_500 * 9  # 200-token result: nothing to summarise
     assert costs["narrow"] == 2_000 * 10
@@ -264,7 +267,7 @@ def test_hostile_transcript_text_shows_as_text(tmp_path: Path):
 
 
 def test_odd_characters_become_visible():
-    from xshare.html_page import _t
+    from xshare.html.cells import esc as _t
 
     assert _t("a\x00b\u202ec\ud83d") == "a[U+0000]b[U+202E]c[U+D83D]"
     assert _t("<a href='javascript:x'>") == "&lt;a href=&#x27;javascript:x&#x27;&gt;"
@@ -372,24 +375,24 @@ def args(**given) -> argparse.Namespace:
 
 def test_the_command_writes_the_most_recent_session_by_default(demo_root: Path, tmp_path: Path, capsys):
     messages: list[str] = []
-    assert xhtml.cli_html(args(claude_root=[str(demo_root)]), messages.append) == 0
+    assert html_command.cli_html(args(claude_root=[str(demo_root)]), messages.append) == 0
     path = Path(capsys.readouterr().out.strip())
     rows = [measure_one(f, choice())[0] for f in discover([demo_root]) if f.source == "interactive"]
     latest = max(rows, key=lambda row: row["last_activity"])
     assert path == xhtml.html_dir() / xhtml.page_name(latest["id"]) and path.is_file()
     out = tmp_path / "chosen.html"
-    assert xhtml.cli_html(args(claude_root=[str(demo_root)], session=latest["id"], output=str(out)),
+    assert html_command.cli_html(args(claude_root=[str(demo_root)], session=latest["id"], output=str(out)),
                           messages.append) == 0
     assert capsys.readouterr().out.strip() == str(out) and out.is_file()
-    assert xhtml.cli_html(args(claude_root=[str(demo_root)], session="no-such-id"), messages.append) == 2
-    assert xhtml.cli_html(args(claude_root=[str(demo_root)], session="x", index=True), messages.append) == 2
-    assert xhtml.cli_html(args(claude_root=[str(tmp_path / "empty")]), messages.append) == 2
-    assert xhtml.cli_html(args(claude_root=[str(demo_root)], index=True), messages.append) == 0
+    assert html_command.cli_html(args(claude_root=[str(demo_root)], session="no-such-id"), messages.append) == 2
+    assert html_command.cli_html(args(claude_root=[str(demo_root)], session="x", index=True), messages.append) == 2
+    assert html_command.cli_html(args(claude_root=[str(tmp_path / "empty")]), messages.append) == 2
+    assert html_command.cli_html(args(claude_root=[str(demo_root)], index=True), messages.append) == 0
     assert Path(capsys.readouterr().out.strip()) == xhtml.html_dir() / "index.html"
 
 
 def test_the_demo_page_needs_no_session_on_the_machine(capsys):
-    assert xhtml.cli_html(args(demo=True), print) == 0
+    assert html_command.cli_html(args(demo=True), print) == 0
     path = Path(capsys.readouterr().out.strip())
     assert path == xhtml.html_dir() / "demo" / "session.html"
     page = read_page(path)
@@ -405,7 +408,7 @@ def test_where_pages_go_and_how_paths_are_shown(isolated_home: Path):
 
 
 def test_pages_go_where_the_status_line_points():
-    from xshare.paths import html_file
+    from xshare.state.paths import html_file
 
     for sid in ("0b7f9e0c-1a2b-4c3d-8e9f-a0b1c2d3e4f5", "0b7f9e0c/agent-a1b2", "../../etc", 'x<b>&"\ud800'):
         assert xhtml.page_path(sid) == html_file(sid) and xhtml.page_path(sid).parent == xhtml.html_dir()
@@ -434,7 +437,7 @@ def hermes_like(with_usage: bool = True) -> tuple[Ledger, dict]:
 
 def test_a_hermes_session_gets_what_its_data_supports():
     ledger, row = hermes_like()
-    data = xhtml.from_ledger(ledger, row, origin="~/.hermes/state.db")
+    data = html_analysis.from_ledger(ledger, row, origin="~/.hermes/state.db")
     assert not data.per_call_usage and data.overhead_spread
     page_text = render_session(data)
     page = Page(page_text)
@@ -455,7 +458,7 @@ def test_a_session_without_api_calls_still_gets_a_page(tmp_path: Path):
 
 def test_a_session_without_any_usage_says_so():
     ledger, row = hermes_like(with_usage=False)
-    page = Page(render_session(xhtml.from_ledger(ledger, row)))
+    page = Page(render_session(html_analysis.from_ledger(ledger, row)))
     assert page.attr("p", "data-na") == ["usage"] and page.scripts == []
 
 

@@ -9,9 +9,9 @@ import pytest
 
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
-from xshare.html_chart import chart_html
-from xshare.periods import add_mark
-from xshare.report import parse_time
+from xshare.html.chart import chart_html
+from xshare.report.periods import add_mark
+from xshare.report.render import parse_time
 
 
 def row(session: str, started: str, share: float, source: str = "interactive") -> dict:

@@ -13,10 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from xshare import live, private, statusline
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
-from xshare.paths import line_file, live_dir, state_dir
+from xshare.live import hook as live_hook
+from xshare.live import log, statusline
+from xshare.state import private
+from xshare.state.paths import line_file, live_dir, state_dir
 
 posix_only = pytest.mark.skipif(os.name == "nt", reason="mode bits and uids are POSIX")
 
@@ -35,7 +37,7 @@ def loose_umask():
 
 
 def hook(path: Path) -> None:
-    live.run_hook(json.dumps({"session_id": path.stem, "transcript_path": str(path),
+    live_hook.run_hook(json.dumps({"session_id": path.stem, "transcript_path": str(path),
                               "hook_event_name": "Stop"}).encode())
 
 
@@ -74,7 +76,7 @@ def modes(folder: Path) -> dict[str, int]:
 @posix_only
 def test_under_umask_022_every_folder_is_0700_and_every_file_0600(capsys, transcript: Path, loose_umask):
     hook(transcript)  # state, summary, count store, history, vocabulary cache, locks
-    live.log("a line, as when something went wrong")  # the hook's log names sessions
+    log.log("a line, as when something went wrong")  # the hook's log names sessions
     assert session_json(capsys, transcript.stem)["api_calls"] > 0
     found = modes(state_dir())
     assert {"live", "logs", "counts", "history"} <= set(found), found
@@ -195,7 +197,7 @@ def test_a_read_only_state_folder_the_hook_neither_fails_nor_reads_for_nothing(t
     # root ignores mode bits: a read-only file system is what os.access reports as not writable
     monkeypatch.setattr(private.os, "access", lambda path, mode: False if Path(path) == state_dir()
                         else real_access(path, mode))
-    monkeypatch.setattr(live, "update", lambda *args: pytest.fail("counted what could not be kept"))
+    monkeypatch.setattr(live_hook, "update", lambda *args: pytest.fail("counted what could not be kept"))
     hook(transcript)
     assert not line_file(transcript.stem).exists()
     assert "read-only" in status_line(transcript)

@@ -8,7 +8,7 @@ import json
 import pytest
 from wire import Wire, bash_category, common_prefix_tokens, usage_of
 
-from xshare.tokens import Counter, choose
+from xshare.measure.tokens import Counter, choose
 
 COUNT = Counter(choose()).count
 PIXEL = {"type": "base64", "media_type": "image/png",  # a 1 x 1 PNG

@@ -28,7 +28,7 @@ import re
 import struct
 from dataclasses import dataclass, field
 
-from xshare.tokens import Counter, choose
+from xshare.measure.tokens import Counter, choose
 
 CATEGORIES = ("exploration", "edit", "shell", "reread", "rest")
 EXPLORATION_TOOLS = frozenset({"Read", "Grep", "Glob", "LS", "NotebookRead"})

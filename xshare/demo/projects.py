@@ -12,8 +12,20 @@ import random
 import re
 import shlex
 
-from xshare.demo.tally import TALLY_FILES
-from xshare.demo.todo_api import RESOURCES, ROUTE_DOCS, py_store_methods, service_files
+from xshare.demo.tally import BROKEN, MAIN, PARSE, README, REPORT, TALLY_LOG
+from xshare.demo.tally_tests import PARSE_TEST, REPORT_TEST
+from xshare.demo.todo_api import (
+    APP_HEAD,
+    DATES,
+    MODELS_HEAD,
+    RESOURCES,
+    ROUTE_DOCS,
+    py_docs,
+    py_model,
+    py_routes,
+    py_store_methods,
+)
+from xshare.demo.todo_api_tests import API_TESTS_HEAD, STORE_TESTS_HEAD, TEST_DATES, py_api_tests, py_store_tests
 
 GO_TEST_OK = ("?   \tgithub.com/example/tally\t[no test files]\n"
               "ok  \tgithub.com/example/tally/internal/entry\t0.006s\n"
@@ -280,6 +292,19 @@ line-length = 120
 [tool.pytest.ini_options]
 testpaths = ["tests"]
 """
+def service_files(store_core: str, store_views: str, docs_head: str) -> dict[str, str]:
+    """The generated modules, tests and API reference, around the given storage core and docs intro."""
+    every = {kind: "".join(make(*r) for r in RESOURCES)
+             for kind, make in [("model", py_model), ("store", py_store_methods), ("route", py_routes),
+                                ("api", py_api_tests), ("storetest", py_store_tests), ("docs", py_docs)]}
+    return {"todo_api/dates.py": DATES, "todo_api/models.py": (MODELS_HEAD + every["model"]).rstrip() + "\n",
+            "todo_api/storage.py": store_core + every["store"] + store_views.lstrip("\n"),
+            "todo_api/app.py": (APP_HEAD + every["route"]).rstrip() + "\n",
+            "tests/test_api.py": (API_TESTS_HEAD + every["api"]).rstrip() + "\n",
+            "tests/test_storage.py": (STORE_TESTS_HEAD + every["storetest"]).rstrip() + "\n",
+            "tests/test_dates.py": TEST_DATES, "docs/api.md": (docs_head + every["docs"]).rstrip() + "\n"}
+
+
 TITLES = ("buy oat milk", "call the dentist", "fix bike light", "plan team offsite", "pay invoice 114",
           "review slides", "pay rent", "file taxes", "book flights", "renew passport", "water plants")
 TODO_FILES = {"CLAUDE.md": CLAUDE_MD, "pyproject.toml": PYPROJECT,
@@ -361,6 +386,12 @@ class FakeRepo:
             n = dots.count("F")
             return out + f"{n} failed, {len(tests) - n} passed in 1.{len(tests) % 97:02d}s\n"
         return out + f"{len(tests)} passed in 1.{len(tests) % 89:02d}s\n"
+
+
+TALLY_FILES = {"go.mod": "module github.com/example/tally\n\ngo 1.23\n", "README.md": README, "main.go": MAIN,
+               "internal/entry/parse.go": PARSE, "internal/entry/parse_test.go": PARSE_TEST,
+               "internal/report/report.go": REPORT, "internal/report/report_test.go": REPORT_TEST,
+               "testdata/nov.log": "\n".join(TALLY_LOG[:4] + [BROKEN] + TALLY_LOG[5:]) + "\n"}
 
 
 def todo_repo() -> FakeRepo:

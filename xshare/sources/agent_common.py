@@ -13,11 +13,11 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable
 
-from xshare.agent_tools import explain_tool
-from xshare.ledger import FIRST_CALL, Ledger, session_row
-from xshare.plausible import call_counts
-from xshare.store import dumps, loads
-from xshare.timestamps import refused, stamp
+from xshare.measure.agent_tools import explain_tool
+from xshare.measure.ledger import FIRST_CALL, Ledger, session_row
+from xshare.measure.plausible import call_counts
+from xshare.measure.timestamps import refused, stamp
+from xshare.state.store import dumps, loads
 
 USAGE_UNKNOWN = "usage_unknown"  # row field: why the agent's records hold no token usage
 IMPOSSIBLE_USAGE = "calls with impossible token counts (not counted, no cap applied)"
@@ -72,7 +72,7 @@ def content_text(content: object) -> str:
 def iso_time(value: object) -> str | None:
     """A record's time in the stored form (ISO-8601 UTC text ending in Z, which sorts as text): ISO text
     with any offset, epoch seconds or milliseconds (numbers, or digits in text); None when it cannot be
-    read or is implausible (xshare.timestamps), never an exception."""
+    read or is implausible (xshare.measure.timestamps), never an exception."""
     return stamp(value)
 
 
@@ -122,7 +122,7 @@ class Replay:
         self.add(category, text, key, tool if self.ledger.detail else None)
 
     def usage(self, values: Iterable[object], prompt_parts: int) -> list[int] | None:
-        """A call's usage fields as counts (xshare/plausible.py), or None, counted as a problem, when the
+        """A call's usage fields as counts (xshare/measure/plausible.py), or None, counted as a problem, when the
         agent recorded an impossible one: that call is then no call, like a failed request."""
         counts = call_counts(values, prompt_parts)
         if counts is None:

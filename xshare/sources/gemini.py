@@ -30,10 +30,10 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from xshare.paths import home as user_home
 from xshare.sources import same_file
 from xshare.sources.agent_common import Replay, as_text, content_text
-from xshare.store import loads
+from xshare.state.paths import home as user_home
+from xshare.state.store import loads
 
 AGENT = "gemini"
 NAME = "Gemini CLI"

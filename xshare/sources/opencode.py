@@ -34,10 +34,10 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
-from xshare.paths import home as user_home
 from xshare.sources import same_file
 from xshare.sources.agent_common import Replay, as_text, iso_time, parse_json
-from xshare.sources.hermes_db import Unreadable, is_locked, open_database
+from xshare.sources.sqlite import Unreadable, is_locked, open_database
+from xshare.state.paths import home as user_home
 
 AGENT = "opencode"
 NAME = "OpenCode"

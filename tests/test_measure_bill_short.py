@@ -1,0 +1,76 @@
+"""A bill smaller than what a session's own records show was sent (issue 19: Hermes lost most of one
+session's bill, and with no per-call cap its share of the bill read 728%): that share is unknown, the
+session is left out of its group's shares of the bill and kept in the context shares, and the report
+says so. Token counts here are characters (count=len) or plain numbers written in the test."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hermes_fixtures import HermesDb, call, read_result
+
+from xshare import cli
+from xshare.measure.ledger import BILL_SHORT_BELOW, CATEGORIES, bill_short, set_shares
+from xshare.report.render import summarize
+
+
+def row(context: int, prompt: int, exploration: int, source: str = "interactive") -> dict:
+    billed = dict.fromkeys(CATEGORIES, 0)
+    billed["exploration"], billed["other"] = exploration, context - exploration
+    return set_shares({"id": f"s{context}-{prompt}", "agent": "hermes", "source": source, "api_calls": 3,
+                       "prompt_tokens_billed": prompt, "context_tokens": context, "billed_tokens": billed,
+                       "first_time_tokens": dict(billed), "exploration_share_of_context": None,
+                       "exploration_share_of_prompt": None, "reread_share_of_context": None,
+                       "reread_share_of_prompt": None, "recorded_over_billed": None})
+
+
+@pytest.mark.parametrize(("context", "prompt", "short"), [
+    (1000, 1000, False), (1000, 1500, False), (1000, 500, False), (1000, 499, True), (1000, 1, True),
+    (1000, 0, False),  # no bill at all is "no bill" (share unknown already), not a short one
+    (0, 10, False),
+])
+def test_a_bill_under_half_the_context_is_short(context: int, prompt: int, short: bool) -> None:
+    assert BILL_SHORT_BELOW == 0.5
+    assert bill_short(context, prompt) is short
+    shares = row(context, prompt, context // 4)
+    assert shares.get("bill_short", False) is short
+    if short:
+        assert shares["exploration_share_of_prompt"] is None and shares["reread_share_of_prompt"] is None
+        assert shares["exploration_share_of_context"] == pytest.approx(0.25)
+        assert shares["recorded_over_billed"] == context / prompt  # the calibration still shows the gap
+
+
+def test_a_short_bill_is_left_out_of_the_group_shares_of_the_bill() -> None:
+    good = [row(1000, 1200, 100), row(2000, 2500, 600)]
+    lost = row(800_000, 17_000, 120_000)  # the shape the issue found: 2% of the bill kept
+    group = summarize([*good, lost])["hermes/interactive"]
+    assert group["bill_short_sessions"] == 1
+    assert group["exploration_share_of_prompt"] == pytest.approx(700 / 3700)  # the two covered sessions
+    assert group["exploration_share_of_context"] == pytest.approx(120_700 / 803_000)  # all three
+    assert group["prompt_tokens_billed"] == 20_700  # the bill is still the bill
+    assert summarize(good)["hermes/interactive"]["bill_short_sessions"] == 0
+
+
+def test_the_report_names_a_session_whose_bill_was_lost(tmp_path: Path, capsys) -> None:
+    db = HermesDb(tmp_path / "state.db", 22)
+    db.session("kept", "cli", tokens=(40_000, 0, 0, 10), api_calls=2)
+    db.session("lost", "cli", tokens=(300, 0, 0, 10), api_calls=2)  # far less than its messages hold
+    for session in ("kept", "lost"):
+        db.message(session, "user", "read it")
+        db.message(session, "assistant", None, tool_calls=[call("read_file", {"path": "a.py"}, f"{session}1")])
+        db.message(session, "tool", read_result("x = 1\n" * 400), tool_call_id=f"{session}1", tool_name="read_file")
+        db.message(session, "assistant", "done")
+    path = db.close()
+    assert cli.main(["report", "--all", "--estimate", "--no-history", "--hermes-db", str(path),
+                     "--claude-root", str(tmp_path / "none"), "--json"]) == 0
+    group = json.loads(capsys.readouterr().out)["groups"]["hermes/interactive"]
+    assert group["bill_short_sessions"] == 1
+    assert 0 < group["exploration_share_of_prompt"] < 1  # the kept session's share, not one over 100%
+    assert cli.main(["report", "--all", "--estimate", "--no-history", "--hermes-db", str(path),
+                     "--claude-root", str(tmp_path / "none")]) == 0
+    out = capsys.readouterr().out
+    assert "1 session billed under half of what its own records show was sent" in out
+    assert cli.main(["session", "lost", "--estimate", "--hermes-db", str(path)]) == 0
+    assert "its share of the bill is unknown" in capsys.readouterr().out

@@ -1,0 +1,130 @@
+"""The index page's chart: the interactive share and the calibration per week, as inline SVG (no
+script, nothing loaded), with the reading's thresholds drawn, the user's marks as lines, and each
+week linking to the list of its sessions below the chart."""
+
+from __future__ import annotations
+
+from html import escape
+
+from xshare.report.periods import period_of, split_by_period
+from xshare.report.render import READINGS, parse_time, summarize
+
+_WIDTH, _HEIGHT, _LEFT, _TOP, _BOTTOM = 720, 260, 48, 16, 40
+_SERIES = (("exploration_share_of_context", "#c0392b", "interactive exploration share"),
+           ("recorded_over_billed", "#2471a3", "calibration (recorded / billed)"))
+
+
+def _y(value: float, top: float) -> float:
+    return _TOP + (1 - min(value, top) / top) * (_HEIGHT - _TOP - _BOTTOM)
+
+
+def _x(index: int, count: int) -> float:
+    span = _WIDTH - _LEFT - 16
+    return _LEFT + (span * index / (count - 1) if count > 1 else span / 2)
+
+
+def _figures(rows: list[dict], by: str) -> list[tuple[str, dict | None, list[dict]]]:
+    """Per period: the interactive sessions' pooled figures (None without any) and those sessions."""
+    result = []
+    for period, members in split_by_period(rows, by).items():
+        interactive = [row for row in members if row.get("source") == "interactive"]
+        groups = summarize(interactive)
+        pooled = next(iter(groups.values())) if len(groups) == 1 else _pooled(interactive)
+        result.append((period, pooled, interactive))
+    return result
+
+
+def _pooled(rows: list[dict]) -> dict | None:
+    """Several agents' interactive sessions in one period: pooled as one group for the chart."""
+    if not rows:
+        return None
+    return next(iter(summarize([{**row, "agent": "all"} for row in rows]).values()))
+
+
+def _lines(points: list[tuple[float, float]], colour: str) -> str:
+    path = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
+    dots = "".join(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}"/>' for x, y in points)
+    return f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>{dots}'
+
+
+def _marks_svg(marks: list[dict], periods: list[str], by: str) -> str:
+    """Each mark as a dashed vertical line at its period."""
+    out = []
+    for mark in marks:
+        at = parse_time(mark.get("at"))
+        period = period_of(at, by) if at else None
+        if period not in periods:
+            continue
+        x = _x(periods.index(period), len(periods))
+        out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{_TOP}" y2="{_HEIGHT - _BOTTOM}" stroke="#7d3c98" '
+                   f'stroke-dasharray="4 3"/><text x="{x + 3:.1f}" y="{_TOP + 10}" font-size="11" fill="#7d3c98">'
+                   f"{escape(mark['label'])}</text>")
+    return "".join(out)
+
+
+def _top(figures: list) -> float:
+    """The scale's top: 100%, or the highest calibration above it (a bill below the record), to a 25%."""
+    highest = max((group[field] for _, group, _ in figures if group for field, _, _ in _SERIES
+                   if group[field] is not None), default=1.0)
+    return max(1.0, -(-highest * 4 // 1) / 4)
+
+
+def _axes(top: float) -> str:
+    """The reading's thresholds and the 100% line."""
+    out = []
+    for limit in [limit for limit, _, _ in READINGS[:-1]] + [1.0]:
+        y = _y(limit, top)
+        out.append(f'<line x1="{_LEFT}" x2="{_WIDTH - 8}" y1="{y:.1f}" y2="{y:.1f}" stroke="#999" '
+                   f'stroke-dasharray="2 2"/><text x="4" y="{y + 4:.1f}" font-size="11">{limit:.0%}</text>')
+    return "".join(out)
+
+
+def _labels(periods: list[str], counts: list[int]) -> str:
+    """Each period's name (the year only where it changes) and session count, linking to its list;
+    with many periods, every few are named so that names do not overlap (all stay linked)."""
+    step = max(1, -(-len(periods) // 12))
+    out = []
+    for index, (period, count) in enumerate(zip(periods, counts, strict=True)):
+        x = _x(index, len(periods))
+        named = index % step == 0
+        short = period if index == 0 or period[:4] != periods[index - 1][:4] else period[5:]
+        text = (f'<text x="{x:.1f}" y="{_HEIGHT - _BOTTOM + 16}" font-size="11" text-anchor="middle">'
+                f'{escape(short)}</text><text x="{x:.1f}" y="{_HEIGHT - _BOTTOM + 30}" font-size="10" '
+                f'text-anchor="middle">n={count}</text>') if named else ""
+        out.append(f'<a href="#period-{escape(period)}"><title>{escape(period)}: {count} interactive session(s)'
+                   f'</title><rect x="{x - 6:.1f}" y="{_TOP}" width="12" height="{_HEIGHT - _TOP:.0f}" '
+                   f'fill="transparent"/>{text}</a>')
+    return "".join(out)
+
+
+def chart_html(rows: list[dict], marks: list[dict], page_of: dict[str, str], by: str = "week") -> str:
+    """The chart and, under it, each period's sessions linked to their pages (`page_of`: id -> file)."""
+    figures = _figures(rows, by)
+    if not figures:
+        return ""
+    periods, top = [period for period, _, _ in figures], _top(figures)
+    parts = [f'<section class="chart"><h2>Over time, by {by}</h2>',
+             f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_WIDTH} {_HEIGHT}" width="100%" role="img" '
+             f'aria-label="interactive exploration share and calibration per {by}">', _axes(top)]
+    for field, colour, _ in _SERIES:
+        points = [(_x(index, len(figures)), _y(group[field], top)) for index, (_, group, _) in enumerate(figures)
+                  if group and group[field] is not None]
+        parts.append(_lines(points, colour))
+    parts.append(_marks_svg(marks, periods, by))
+    parts.append(_labels(periods, [group["sessions"] if group else 0 for _, group, _ in figures]))
+    parts.append("</svg>")
+    legend = "; ".join(f'<svg width="10" height="10"><circle cx="5" cy="5" r="4" fill="{colour}"/></svg> '
+                       f"{escape(words)}" for _, colour, words in _SERIES)  # no style attribute: the CSP
+    parts.append(f'<p class="sub">{legend}; dashed grey: the reading\'s 10% and 30% lines, and 100%; dashed '
+                 f"purple: your marks. n: interactive sessions in the {by} (fewer than 10 is an anecdote). "
+                 "Each period links to its sessions below.</p>")
+    parts += [_period_list(period, members, page_of) for period, _, members in figures]
+    parts.append("</section>\n")
+    return "".join(parts)
+
+
+def _period_list(period: str, members: list[dict], page_of: dict[str, str]) -> str:
+    links = ", ".join(f'<a href="{escape(page_of[row["id"]])}">{escape(row["id"][:8])}</a>'
+                      for row in members if row["id"] in page_of) or "none with a page"
+    return (f'<details id="period-{escape(period)}"><summary>{escape(period)}: {len(members):,} interactive '
+            f"session(s)</summary><p>{links}</p></details>")

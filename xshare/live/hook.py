@@ -1,0 +1,106 @@
+"""The Claude Code hook (`xshare hook`, after every tool batch and at a session's start and end).
+
+The tokenizer (about 0.4 s to load) is loaded only when there are new bytes to count, and then once per
+idle period: a call with new bytes hands the paths to a warm worker (live/worker.py) that runs the same
+update (live/session_state.py) with the tokenizer already loaded; a call with nothing new returns after
+two stats and a small JSON read. The hook is registered async, so Claude Code never waits for it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+
+from xshare.live.log import log
+from xshare.live.session_state import is_current, live_row, update
+from xshare.state.private import writable
+
+# the hook's own imports stay light, as an idle call must be cheap: what only some calls need is imported
+# inside the function that needs it
+
+
+def transcripts_of(payload: dict) -> list[tuple[Path, str | None]]:
+    """The transcripts a hook call is about, each with its session id when the payload names it: the
+    session's own (its file stem is the session id) and, at SubagentStop, the subagent's."""
+    found = []
+    session = payload.get("session_id")
+    for key in ("transcript_path", "agent_transcript_path"):
+        value = payload.get(key)
+        if isinstance(value, str) and value.endswith(".jsonl"):
+            path = Path(value).expanduser()
+            found.append((path, session if key == "transcript_path" and path.stem == session else None))
+    return found
+
+
+# the turns' ends: the history gains a line per turn, not one per tool batch
+REMEMBER_ON = ("Stop", "SubagentStop", "PreCompact", "SessionEnd")
+
+
+def run_hook(stdin: bytes) -> None:
+    """`xshare hook`: never prints, never fails; problems go to the log in xshare's state directory."""
+    try:
+        payload = json.loads(stdin) if stdin.strip() else {}
+        starting = isinstance(payload, dict) and payload.get("hook_event_name") == "SessionStart"
+        if starting:
+            _start_plugin_env()
+        stale = []
+        for path, session_id in transcripts_of(payload) if isinstance(payload, dict) else ():
+            if starting and not os.path.lexists(path):
+                continue  # Claude Code writes the transcript at the first message: not there yet is normal
+            if session_id is None or not is_current(path, session_id):
+                stale.append(path)
+        if stale and _cannot_keep_state():
+            return  # a read-only disk, XSHARE_HOME a file, no home: nothing counted could be kept
+        if stale and not _ask_worker(stale):
+            for path in stale:
+                update(path)
+        if stale and payload.get("hook_event_name") in REMEMBER_ON:
+            _remember(stale)
+    except Exception:  # the hook must exit 0 whatever happens; the log says what went wrong
+        log(traceback.format_exc())
+
+
+def _remember(paths: list[Path]) -> None:
+    """At a turn's end: the sessions' rows, as the live ledger has them, go into xshare's history (which
+    outlives the transcripts); the update itself may have run in the worker."""
+    from xshare.report.history import remember  # only a turn's end needs the history
+    from xshare.sources.claude.transcript import describe
+
+    rows = [row for path in paths if path.is_file() and (row := live_row(describe(path).session_id))]
+    if rows:
+        remember(rows)
+
+
+def _cannot_keep_state() -> bool:
+    """The state folder cannot be written: every call would read the whole transcript again for
+    nothing. The status line tells the user (xshare.statusline); the log is in that folder too."""
+    return writable() is not None
+
+
+def _ask_worker(paths: list[Path]) -> bool:
+    """The warm worker (xshare/live/worker.py) runs the same update with the tokenizer already loaded."""
+    try:
+        from xshare.live import worker  # only a call with new bytes talks to the worker
+
+        return worker.ask(paths)
+    except Exception:  # a worker that cannot help must not stop the hook counting itself
+        log(traceback.format_exc())
+        return False
+
+
+def _start_plugin_env() -> None:
+    """Once per session: build the plugin's own env in the background if it is missing or stale."""
+    try:
+        from xshare.install.plugin_env_build import start_build  # SessionStart only
+
+        start_build()
+    except Exception:  # the session's ledger matters more than the env: log and go on
+        log(traceback.format_exc())
+
+
+def main() -> int:
+    run_hook(sys.stdin.buffer.read())
+    return 0

@@ -1,0 +1,195 @@
+"""Claude Code's status line: render the running exploration share from the state the hook saved.
+
+It never loads a tokenizer and never reads transcript history: one small JSON file and one stat. Run
+as `python3 -I -S xshare/statusline.py` (the entry point that runs this) with Claude Code's status-line JSON on
+stdin; it imports only the standard library, xshare.state.paths and xshare.state.private, so a refresh costs
+little more than starting Python. On any
+problem it prints a short fallback and exits 0 (an empty line or an error blanks the status line).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re  # json imports it already: free
+import sys
+
+from xshare.live.catch_up import kick
+from xshare.state.paths import line_file
+from xshare.state.private import read_regular, writable
+from xshare.text import pct, usage_kinds
+
+DEFAULT_FORMAT = "explore {context} of context · {bill} of bill · calib {calib} · {calls} calls{window}{behind}"
+# the second line: what to act on (a rebuild just caused, a /compact that pays), then the last call;
+# `--line2 ""` (install --no-line2) switches it off
+DEFAULT_LINE2 = "{rebuilt} · {nudge} · {last}"
+SEPARATOR = " · "  # between fields: a line too wide loses whole fields from the right
+_ANSI = re.compile(r"\033\[[0-9;]*m")
+# the spec's reading thresholds: under 10 %, 10 to 30 %, 30 % or more
+_COLOURS = ((0.10, "32"), (0.30, "33"), (float("inf"), "31"))
+
+
+def _share(value: object, estimate: bool, colour: bool) -> str:
+    if not isinstance(value, (int, float)):
+        return "?"
+    text = f"{'≈' if estimate else ''}{pct(value)}"
+    if not colour:
+        return text
+    code = next(code for limit, code in _COLOURS if value < limit)
+    return f"\033[{code}m{text}\033[0m"
+
+
+def _n(value: object) -> str:
+    """A token count in a few characters: 980, 45.2k, 1.3M."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return "?"
+    if abs(value) < 1000:
+        return f"{value:.0f}"
+    if abs(value) < 999_500:
+        return f"{value / 1000:.1f}k"
+    return f"{value / 1e6:.1f}M"
+
+
+def _paint(text: str, code: str, colour: bool) -> str:
+    return f"\033[{code}m{text}\033[0m" if colour and text else text
+
+
+def _kinds(usage: dict) -> str:
+    """Usage by kind, in the status line's short words: read, write, fresh, out."""
+    return usage_kinds(usage, ("read", "write", "fresh", "out"), _n)
+
+
+def cache_fields(saved: dict, colour: bool) -> dict[str, str]:
+    """`{last}`, `{session}`, `{nudge}`, `{rebuilds}`, `{rebuilt}` from what the hook saved."""
+    values = {"last": "", "session": "", "nudge": "", "rebuilds": "", "rebuilt": ""}
+    last, usage = saved.get("last"), saved.get("usage")
+    if isinstance(last, dict) and isinstance(last.get("usage"), dict):
+        values["last"] = f"last call {_n(last.get('prompt'))} ({_kinds(last['usage'])})"
+    if isinstance(usage, dict):
+        values["session"] = f"session {_n(saved.get('weighted'))} weighted ({_kinds(usage)})"
+    nudge = saved.get("nudge")
+    if isinstance(nudge, dict):
+        even = nudge.get("break_even")
+        values["nudge"] = _paint(f"/compact now: {_n(nudge.get('fewer'))} fewer per call, pays back in "
+                                 f"{even} call{'' if even == 1 else 's'}", "33", colour)
+    rebuild = saved.get("last_rebuild")
+    if isinstance(saved.get("rebuilds"), int):
+        cause = f" (last: {rebuild.get('cause')})" if isinstance(rebuild, dict) else ""
+        values["rebuilds"] = f"{saved['rebuilds']} cache rebuild{'s' if saved['rebuilds'] != 1 else ''}{cause}"
+    if saved.get("rebuild_now") and isinstance(rebuild, dict):
+        values["rebuilt"] = _paint(f"cache rebuilt: {rebuild.get('cause')} ({rebuild.get('detail')})", "31", colour)
+    return values
+
+
+def fields(payload: dict, saved: dict | None, colour: bool) -> dict[str, str]:
+    """Every value a format string may name, as text."""
+    window = payload.get("context_window") if isinstance(payload.get("context_window"), dict) else {}
+    used = window.get("used_percentage")
+    values = {"window": f" · ctx {used:.0f}%" if isinstance(used, (int, float)) else "", "behind": "",
+              "context": "?", "bill": "?", "calib": "?", "calls": "0", "compactions": "0", "tokenizer": "",
+              "html": "", "last": "", "session": "", "nudge": "", "rebuilds": "", "rebuilt": ""}
+    if not saved:
+        return values
+    try:
+        values.update(cache_fields(saved, colour))
+    except (TypeError, ValueError, AttributeError, KeyError):
+        pass  # a summary of the wrong shapes: the share still shows, the cache fields stay empty
+    estimate = saved.get("tokenizer") != "o200k_base"
+    calib = saved.get("recorded_over_billed")
+    values.update(
+        context=_share(saved.get("exploration_share_of_context"), estimate, colour),
+        bill=_share(saved.get("exploration_share_of_prompt"), estimate, colour),
+        calib=f"{calib:.0%}" if isinstance(calib, (int, float)) else "?",
+        calls=f"{saved.get('api_calls', 0):,}",
+        compactions=str(saved.get("compactions", 0)),
+        tokenizer=str(saved.get("tokenizer", "")),
+        html=str(saved.get("html", "")),
+    )
+    try:  # the transcript has grown past what the hook has counted: the figures are catching up
+        if os.stat(payload.get("transcript_path") or saved["transcript"]).st_size > saved.get("offset", 0):
+            values["behind"] = " …"
+    except (OSError, KeyError, TypeError):
+        pass
+    return values
+
+
+def catch_up(payload: dict, saved: dict | None, behind: bool) -> None:
+    """No hook may come (the compaction summary is written after the last one): start the update here."""
+    session, transcript = payload.get("session_id"), payload.get("transcript_path")
+    if not isinstance(session, str) or not isinstance(transcript, str):
+        return
+    if behind or (saved is None and os.path.isfile(transcript)):
+        kick(session, transcript)
+
+
+def fit(line: str, width: int | None) -> str:
+    """The line without empty fields, and without as many fields from the right as it takes to fit
+    `width` columns (the terminal would wrap it, or drop it whole)."""
+    parts = [part for part in line.split(SEPARATOR) if _ANSI.sub("", part).strip()]
+    while width and len(parts) > 1 and len(_ANSI.sub("", SEPARATOR.join(parts))) > width:
+        parts.pop()
+    text = SEPARATOR.join(parts)
+    if width and len(_ANSI.sub("", text)) > width:  # one field, still too wide: cut it, plainly
+        text = _ANSI.sub("", text)[: max(1, width - 1)] + "…"
+    return text
+
+
+def terminal_width() -> int | None:
+    """COLUMNS (Claude Code sets it), else the terminal's width if any stream is one, else no limit."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+        if columns > 0:
+            return columns
+    except ValueError:
+        pass
+    for stream in (2, 1, 0):
+        try:
+            return os.get_terminal_size(stream).columns or None
+        except OSError:
+            continue
+    return None
+
+
+def render(payload: dict, line_format: str = DEFAULT_FORMAT, second: str | None = DEFAULT_LINE2,
+           colour: bool = True, update: bool = False, width: int | None = None) -> str:
+    session = payload.get("session_id")
+    saved = None
+    if isinstance(session, str) and session:
+        try:
+            saved = json.loads(read_regular(line_file(session)))  # a FIFO in its place is refused, not waited on
+        except (OSError, ValueError):
+            saved = None
+    saved = saved if isinstance(saved, dict) else None
+    values = fields(payload, saved, colour)
+    if saved is None and (why := writable()):  # checked only while nothing shows: a stat or two
+        return f"explore: off, {why}{values['window']}"
+    if update:
+        catch_up(payload, saved, bool(values["behind"]))
+    if saved is None:
+        return f"explore: waiting for the first update{values['window']}"
+    lines = [fit(line_format.format(**values), width)]
+    if second:
+        extra = fit(second.format(**values), width)
+        lines += [extra] if extra else []  # nothing to say: no empty row
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    line_format, second = DEFAULT_FORMAT, DEFAULT_LINE2
+    if "--format" in args and args.index("--format") + 1 < len(args):
+        line_format = args[args.index("--format") + 1]
+    if "--line2" in args and args.index("--line2") + 1 < len(args):
+        second = args[args.index("--line2") + 1]
+    if "--no-line2" in args:
+        second = None
+    colour = not os.environ.get("NO_COLOR") and "--no-color" not in args
+    update = "--no-catch-up" not in args  # start a background update when the ledger is behind
+    try:
+        payload = json.loads(sys.stdin.buffer.read() or b"{}")
+        text = render(payload if isinstance(payload, dict) else {}, line_format, second, colour, update,
+                      terminal_width())
+    except Exception as error:  # a status line must never fail: say so briefly instead
+        text = f"explore: unavailable ({error.__class__.__name__})"
+    sys.stdout.write(text + "\n")
+    return 0

@@ -1,0 +1,359 @@
+"""The accounting model of the spec: what each API call carried, by category.
+
+A message is present from the call after it appears until a compaction or a trim removes it. At each
+call the billed prompt, give or take a rounding tolerance, caps what may be present (the oldest go first: the agent
+trimmed them), and what the bill exceeds the transcript by is system overhead. Billed tokens of a
+category are the sum over calls of its present tokens; context tokens are the same over everything
+present plus overhead. The ledger takes one event at a time and its whole state round-trips through
+`to_state`/`from_state`, so a transcript fed in one piece or in a thousand gives the same numbers.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from xshare import METHOD_VERSION
+from xshare.measure.economics import Watch
+from xshare.measure.ids import normal_id
+from xshare.measure.timestamps import stamp
+
+TOOL_CATEGORIES = ("exploration", "edit", "shell", "web", "other")
+# reread: file contents the agent re-sends on its own in a read's form (Claude Code, after a compaction),
+# counted as sent; beside exploration, never inside its headline share (README, "Refinements")
+REREAD = "reread"
+# conversation: prompts, replies, compaction summaries; injected: hook output, CLAUDE.md, memory,
+# system reminders; neuralmind: the NeuralMind block (reported like exploration: what it costs)
+CONTEXT_CATEGORIES = ("conversation", "injected", "neuralmind")
+OVERHEAD = "overhead"
+CATEGORIES = TOOL_CATEGORIES + (REREAD,) + CONTEXT_CATEGORIES + (OVERHEAD,)
+USAGE_FIELDS = ("input", "cache_read", "cache_write_5m", "cache_write_1h", "output")
+
+FIRST_CALL = "first_call"  # Claude Code: a thread's overhead is fixed at its first call
+SPREAD = "spread"  # Hermes: the session's bill minus what was present, spread over its calls
+
+# Each message is counted on its own, but the provider counts it inside the request, joined to its neighbours
+# (a blank line between merged reminders, a newline after a reminder block): up to a token at each end. With
+# this tolerance the billing cap trims only beyond that much per present message, so a rounding-size excess
+# never drops a message still being sent (the oldest, often the largest: a SessionStart context). Claude Code
+# uses it (checked on the wire); the other readers keep a strict cap until theirs are checked the same way.
+ROUNDING_PER_MESSAGE = 2
+
+# entry layout in a thread's present deque (plain lists: they serialise as they are)
+_KEY, _CATEGORY, _TOKENS, _COMPACTABLE, _LABEL, _ADDED_AT = range(6)
+
+
+class _Thread:
+    """One line of conversation: the main one, or a sidechain written into the same file."""
+
+    def __init__(self) -> None:
+        self.present: deque[list] = deque()
+        self.sums = dict.fromkeys(CATEGORIES[:-1], 0)
+        self.total = 0
+        self.overhead: int | None = None
+
+    def to_state(self) -> dict:
+        return {"present": list(self.present), "overhead": self.overhead}
+
+    @classmethod
+    def from_state(cls, state: dict) -> _Thread:
+        thread = cls()
+        thread.overhead = state["overhead"]
+        for entry in state["present"]:
+            thread.present.append(entry)
+            thread.sums[entry[_CATEGORY]] += entry[_TOKENS]
+            thread.total += entry[_TOKENS]
+        return thread
+
+
+class Ledger:
+    """One session's account. `detail=True` also keeps a per-call log (for the HTML summary)."""
+
+    def __init__(self, overhead_mode: str = FIRST_CALL, detail: bool = False, rounding: int = 0) -> None:
+        self.overhead_mode = overhead_mode
+        self.detail = detail
+        self.rounding = rounding  # tokens of excess a present message the cap lets pass (ROUNDING_PER_MESSAGE)
+        self.threads: dict[str, _Thread] = {}
+        self.calls = 0
+        self.prompt_billed = 0
+        self.billed = dict.fromkeys(CATEGORIES, 0)
+        self.first_time = dict.fromkeys(CATEGORIES, 0)
+        self.usage = dict.fromkeys(USAGE_FIELDS, 0)
+        self.models: dict[str, int] = {}
+        self.compactions = 0
+        self.trimmed = 0
+        self.first_seen: str | None = None
+        self.last_seen: str | None = None
+        # detail only: one entry per call, compactions and trims, labelled messages that left
+        self.call_log: list[dict] = []
+        self.markers: list[dict] = []
+        self.carried: list[list] = []
+        # always: the cache economics of the calls as they stream by (the live status line's figures)
+        self.watch = Watch()
+
+    def _thread(self, name: str) -> _Thread:
+        thread = self.threads.get(name)
+        if thread is None:
+            thread = self.threads[name] = _Thread()
+        return thread
+
+    # --- events -------------------------------------------------------------------------------
+
+    def seen_time(self, timestamp: object, millis: bool = True) -> str | None:
+        """Any activity of the session, as a record wrote its time (xshare.measure.timestamps.stamp). Returns the
+        time in the stored form, which sorts as text, or None when it is unreadable or implausible: such
+        a time is left out, so one junk or far-future row moves neither the start nor the end."""
+        found = stamp(timestamp, millis)
+        if found is None:
+            return None
+        if self.first_seen is None or found < self.first_seen:
+            self.first_seen = found
+        if self.last_seen is None or found > self.last_seen:
+            self.last_seen = found
+        return found
+
+    def add(
+        self,
+        category: str,
+        tokens: int,
+        *,
+        key: str | None = None,
+        thread: str = "main",
+        compactable: bool = True,
+        label: str | None = None,
+    ) -> None:
+        """A piece of context appears; it is present from the next call on."""
+        self.first_time[category] += tokens
+        if tokens <= 0:
+            return
+        state = self._thread(thread)
+        state.present.append([key, category, tokens, compactable, label if self.detail else None, self.calls])
+        state.sums[category] += tokens
+        state.total += tokens
+
+    def call(
+        self,
+        billed_prompt: int,
+        *,
+        usage: dict[str, int] | None = None,
+        thread: str = "main",
+        cap: int | None = None,
+        model: str | None = None,
+        time: str | None = None,
+    ) -> None:
+        """One API call: charge every present message to it, after the billing cap has trimmed."""
+        state = self._thread(thread)
+        if self.overhead_mode == FIRST_CALL and state.overhead is None:
+            state.overhead = max(0, billed_prompt - state.total)
+        overhead = state.overhead or 0
+        limit = billed_prompt if cap is None else cap
+        present = state.present
+        while present and state.total + overhead > limit + self.rounding * len(present):
+            self._remove(state, present.popleft())
+        self.calls += 1
+        self.prompt_billed += billed_prompt
+        billed = self.billed
+        for category, tokens in state.sums.items():
+            if tokens:
+                billed[category] += tokens
+        billed[OVERHEAD] += overhead
+        if usage:
+            totals = self.usage
+            for name, value in usage.items():
+                totals[name] += value
+        if model:
+            self.models[model] = self.models.get(model, 0) + 1
+        self.watch.call(billed_prompt, usage or {}, thread=thread, model=model, time=time,
+                        carried_conversation=overhead + state.sums["conversation"])
+        if self.detail:
+            self.call_log.append(
+                {
+                    "prompt": billed_prompt,
+                    "present": dict(state.sums),
+                    "overhead": overhead,
+                    "usage": dict(usage or {}),
+                    "model": model,
+                    "time": time,
+                    "thread": thread,
+                }
+            )
+
+    def revise_call(self, prompt_delta: int, usage_delta: dict[str, int]) -> None:
+        """A later snapshot of a call already counted (streamed rows): replace its usage."""
+        self.prompt_billed += prompt_delta
+        for name, value in usage_delta.items():
+            self.usage[name] += value
+
+    def compact(self, thread: str = "main", keep: frozenset[str] = frozenset()) -> None:
+        """A compaction: every compactable message of the thread stops being present, except those whose
+        key the compaction kept (Claude Code's preserved messages, re-sent after the summary)."""
+        state = self._thread(thread)
+        kept: deque[list] = deque()
+        for entry in state.present:
+            if entry[_COMPACTABLE] and entry[_KEY] not in keep:
+                self._remove(state, entry)
+            else:
+                kept.append(entry)
+        state.present = kept
+        self.compactions += 1
+        self.mark("compaction")
+
+    def trim(self, keys: list[str], thread: str = "main") -> None:
+        """The agent cleared these messages (Claude Code microcompaction): not present from now on."""
+        wanted = set(keys)
+        state = self._thread(thread)
+        kept: deque[list] = deque()
+        for entry in state.present:
+            if entry[_KEY] in wanted:
+                self._remove(state, entry)
+            else:
+                kept.append(entry)
+        removed = len(state.present) - len(kept)
+        state.present = kept
+        self.trimmed += removed
+        self.mark("trimmed", removed)
+
+    def reset_thread(self, thread: str) -> None:
+        """A sidechain starts over (a new subagent inside an old-format file)."""
+        state = self.threads.pop(thread, None)
+        if state is not None:
+            for entry in state.present:
+                self._remove(state, entry)
+
+    def present(self, thread: str = "main") -> tuple[dict[str, int], int]:
+        """What the thread's next call would carry: the present tokens by category, and its overhead."""
+        state = self._thread(thread)
+        return dict(state.sums), state.overhead or 0
+
+    def _remove(self, state: _Thread, entry: list) -> None:
+        state.sums[entry[_CATEGORY]] -= entry[_TOKENS]
+        state.total -= entry[_TOKENS]
+        if self.detail and entry[_LABEL] is not None:
+            self.carried.append([entry[_LABEL], entry[_CATEGORY], entry[_TOKENS], entry[_ADDED_AT], self.calls])
+
+    def mark(self, kind: str, value: object = None) -> None:
+        """An event (compaction, trim, a person's prompt) before the call numbered `at`; the watch always
+        sees it, the marker list is kept with detail only."""
+        self.watch.mark(kind, value)
+        if self.detail:
+            self.markers.append({"kind": kind, "value": value, "at": self.calls})
+
+    # --- results ------------------------------------------------------------------------------
+
+    def billed_tokens(self) -> dict[str, int]:
+        """Billed tokens by category; in SPREAD mode the overhead is whatever the bill exceeds them by."""
+        billed = dict(self.billed)
+        if self.overhead_mode == SPREAD:
+            recorded = sum(billed[category] for category in CATEGORIES if category != OVERHEAD)
+            billed[OVERHEAD] = max(0, self.prompt_billed - recorded)
+        return billed
+
+    def still_carried(self) -> list[list]:
+        """Detail only: every labelled message with the calls it rode along, including those present now."""
+        open_entries = [
+            [entry[_LABEL], entry[_CATEGORY], entry[_TOKENS], entry[_ADDED_AT], self.calls]
+            for state in self.threads.values()
+            for entry in state.present
+            if entry[_LABEL] is not None
+        ]
+        return self.carried + open_entries
+
+    # --- state --------------------------------------------------------------------------------
+
+    def to_state(self) -> dict:
+        return {
+            "overhead_mode": self.overhead_mode,
+            "rounding": self.rounding,
+            "threads": {name: thread.to_state() for name, thread in self.threads.items()},
+            "calls": self.calls,
+            "prompt_billed": self.prompt_billed,
+            "billed": self.billed,
+            "first_time": self.first_time,
+            "usage": self.usage,
+            "models": self.models,
+            "compactions": self.compactions,
+            "trimmed": self.trimmed,
+            "first_seen": self.first_seen,
+            "last_seen": self.last_seen,
+            "watch": self.watch.to_state(),
+        }
+
+    @classmethod
+    def from_state(cls, state: dict) -> Ledger:
+        ledger = cls(state["overhead_mode"], rounding=state.get("rounding", 0))
+        ledger.threads = {name: _Thread.from_state(thread) for name, thread in state["threads"].items()}
+        for name in ("calls", "prompt_billed", "compactions", "trimmed"):
+            setattr(ledger, name, state[name])
+        # a state saved before times were checked may hold "0" or 9999: those are dropped here
+        ledger.first_seen, ledger.last_seen = stamp(state["first_seen"]), stamp(state["last_seen"])
+        for name in ("billed", "first_time", "usage", "models"):
+            setattr(ledger, name, dict(state[name]))
+        ledger.watch = Watch(state["watch"])  # a state without it (an older layout) is read again
+        return ledger
+
+
+def share(part: float, whole: float) -> float | None:
+    """A share that cannot be computed is unknown (None), never 0."""
+    return part / whole if whole > 0 else None
+
+
+# A bill under half of what the session's own records show it sent is not that session's bill (Hermes
+# lost it, a gateway reported part of it): a share of it would read over 100%, so it is unknown. Tokenizers
+# differ by tens of percent, never by two times.
+BILL_SHORT_BELOW = 0.5
+
+
+def bill_short(context: int, prompt: int) -> bool:
+    """Whether a session's bill covers less than BILL_SHORT_BELOW of the context it was shown to send."""
+    return prompt > 0 and prompt < context * BILL_SHORT_BELOW
+
+
+def set_shares(row: dict) -> dict:
+    """A row's shares from its counts, in one place for every reader that changes the counts: shares of
+    the recorded context, and of the bill unless the bill is short (then unknown, and the row says so)."""
+    billed, context, prompt = row["billed_tokens"], row["context_tokens"], row["prompt_tokens_billed"]
+    short = bill_short(context, prompt)
+    of_bill = 0 if short else prompt  # share() of 0 is unknown
+    row["exploration_share_of_context"] = share(billed["exploration"], context)
+    row["exploration_share_of_prompt"] = share(billed["exploration"], of_bill)
+    row["reread_share_of_context"] = share(billed[REREAD], context)
+    row["reread_share_of_prompt"] = share(billed[REREAD], of_bill)
+    row["recorded_over_billed"] = share(context, prompt)
+    if short:
+        row["bill_short"] = True
+    else:
+        row.pop("bill_short", None)
+    return row
+
+
+def session_row(
+    ledger: Ledger, *, session_id: str, agent: str, source: str, tokenizer: str, parent: str | None = None
+) -> dict:
+    """The per-session row: counts and timestamps only, never text or paths."""
+    billed = ledger.billed_tokens()
+    models = sorted(ledger.models, key=lambda name: (-ledger.models[name], name))
+    return set_shares({
+        "id": normal_id(session_id),  # as the history and the caches will hold it
+        "agent": agent,
+        "source": source,
+        "parent": None if parent is None else normal_id(parent),
+        "model": models[0] if models else None,
+        "models": models,
+        "started_at": ledger.first_seen,
+        "last_activity": ledger.last_seen,
+        "api_calls": ledger.calls,
+        "prompt_tokens_billed": ledger.prompt_billed,
+        "context_tokens": sum(billed.values()),
+        # set_shares() fills these in, in these places
+        "exploration_share_of_context": None,
+        "exploration_share_of_prompt": None,
+        "reread_share_of_context": None,
+        "reread_share_of_prompt": None,
+        "recorded_over_billed": None,
+        "billed_tokens": billed,
+        "first_time_tokens": dict(ledger.first_time),
+        "usage": dict(ledger.usage),
+        "compactions": ledger.compactions,
+        "trimmed_messages": ledger.trimmed,
+        "tokenizer": tokenizer,
+        "method": METHOD_VERSION,
+    })

@@ -1,0 +1,1 @@
+"""The report: groups, the reading, periods, rows files, the team rollup and the history."""

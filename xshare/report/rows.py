@@ -1,0 +1,87 @@
+"""The per-session rows file: read it, merge newly measured sessions into it, write it whole."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
+
+from xshare.measure.plausible import row_problem
+from xshare.measure.timestamps import session_time
+from xshare.sessions.packed import PackedRows
+from xshare.state.store import atomic_write, dumps, loads, open_regular
+
+
+def write_rows(path: Path, rows: Iterable[dict] | PackedRows) -> None:
+    """One JSON line per session, replacing the file (atomically: a reader never sees half of it); its
+    folder must exist, as for any path the user names. Written a row at a time, never whole in memory."""
+    lines = ((item + b"\n" for item in rows.items) if isinstance(rows, PackedRows)
+             else (dumps(row) + b"\n" for row in rows))
+    atomic_write(path, lines, make_folders=False)
+
+
+def read_rows(path: Path) -> list[dict]:
+    """The rows already recorded; a missing file is empty, a bad line (unreadable, or a row the report
+    could not sum: plausible.row_problem) is skipped and reported, and left out of the file rewritten."""
+    return list(read_packed(path))
+
+
+def read_packed(path: Path) -> PackedRows:
+    """read_rows(), each row kept as its line (a third of its dict's memory)."""
+    rows, bad = PackedRows(), 0
+    try:
+        handle = open_regular(path)
+    except FileNotFoundError:
+        return rows
+    with handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            try:
+                row = loads(line)
+            except ValueError:
+                row = None
+            if row_problem(row) is None:
+                rows.items.append(line.rstrip(b"\r\n"))
+            else:
+                bad += 1
+    if bad:
+        print(f"xshare: rows file: {bad} unreadable line{'s' if bad != 1 else ''} dropped (not a row, or a row "
+              "with impossible figures or wrong types)", file=sys.stderr)
+    return rows
+
+
+def _activity(row: dict) -> datetime | None:
+    """When a row's session last wrote; rows from before `last_activity` fall back to `ended_at`."""
+    return session_time(row.get("last_activity")) or session_time(row.get("ended_at"))  # a 9999 row is replaced
+
+
+def merge_rows(recorded: list[dict], measured: Iterable[dict]) -> tuple[list[dict], int, int]:
+    """Append new sessions and replace those that have written since their row was recorded.
+
+    A recorded row with no activity time at all is replaced once more, so it gains one.
+    Returns the merged rows, how many were added and how many replaced.
+    """
+    merged, added, replaced = merge_packed(PackedRows(dumps(row) for row in recorded), measured)
+    return list(merged), added, replaced
+
+
+def merge_packed(recorded: PackedRows, measured: Iterable[dict]) -> tuple[PackedRows, int, int]:
+    """merge_rows() over packed rows: only a row compared is decoded."""
+    merged: dict[tuple, bytes] = {}
+    for item, row in recorded.pairs():
+        merged[(row.get("agent"), row["id"])] = item
+    added = replaced = 0
+    for row in measured:
+        key = (row.get("agent"), row["id"])
+        old = merged.get(key)
+        if old is None:
+            added += 1
+        else:
+            before, after = _activity(loads(old)), _activity(row)
+            if before is not None and (after is None or after <= before):
+                continue
+            replaced += 1
+        merged[key] = dumps(row)
+    return PackedRows(merged.values()), added, replaced

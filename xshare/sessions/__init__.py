@@ -1,0 +1,1 @@
+"""Measuring many sessions (every agent, in parallel, with the rows cache) and finding one."""

@@ -1,0 +1,263 @@
+"""Claude Code's sessions measured: every transcript, re-reading only those that changed, spread over the
+machine's cores; one session in detail (`xshare session`, its page); a session found by path or id.
+
+The cache keeps each transcript's row under its path, size and modification time; a different
+tokenizer or method version makes every entry stale. Files to read are spread over the machine's
+cores, largest first; each worker runs the same incremental reader the live hook runs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from datetime import datetime
+from pathlib import Path
+
+from xshare.measure import tokens as tokenizers
+from xshare.measure.family import complete_packed, complete_with_unrecorded
+from xshare.measure.ids import normal_id, path_key
+from xshare.sessions import counter, rows_cache
+from xshare.sessions.measured import Measured
+from xshare.sessions.packed import PackedRows
+from xshare.sessions.progress import Progress
+from xshare.sources.claude import copies as claude_copies
+from xshare.sources.claude import transcript as claude
+from xshare.sources.claude.transcript import ClaudeTranscript, TranscriptFile
+from xshare.state.store import dumps, loads
+
+_IN_FLIGHT = 4  # batches per worker submitted ahead of the results: workers stay busy, few futures live
+_BATCH_FILES, _BATCH_BYTES = 32, 1 << 20  # small sessions travel to a worker together, up to either
+
+
+def read_file(file: TranscriptFile, copied=(), detail: bool = False) -> ClaudeTranscript:
+    """One transcript read start to end, the calls in `copied` read as another file's."""
+    current = counter.current()  # made by counter.use (in this process, or by the pool's initializer)
+    transcript = ClaudeTranscript(file, current.count, current.name, detail, copied)
+    fallbacks = current.fallbacks
+    transcript.catch_up()
+    if current.fallbacks > fallbacks:  # texts tiktoken failed on (a Rust panic): estimated, and said so
+        transcript.problems["texts tiktoken could not count, estimated as characters / 4"] += (
+            current.fallbacks - fallbacks)
+    return transcript
+
+
+def measure_file(file: TranscriptFile, copied=()) -> tuple[dict, dict, dict]:
+    """One transcript: its row (even with no API call), its problems, and its own calls' start times
+    (which other files may hold copies of: see sources/claude/copies.py)."""
+    transcript = read_file(file, copied)
+    return transcript.row(), dict(transcript.problems), transcript.copies.times
+
+
+def _stat(file: TranscriptFile) -> tuple[int, int] | None:
+    try:
+        stat = file.path.stat()
+    except OSError:
+        return None
+    return stat.st_size, stat.st_mtime_ns
+
+
+def measure_claude(
+    files: list[TranscriptFile],
+    choice: tokenizers.TokenizerChoice,
+    since: datetime | None = None,
+    use_cache: bool = True,
+    workers: int | None = None,
+) -> Measured:
+    """Rows for these transcripts; files last written before `since` cannot hold a session in it. The
+    rows are kept packed (xshare.sessions.packed), the cache's as the bytes it holds, so no report over many
+    sessions holds all their dicts."""
+    result = Measured(tokenizer=choice)
+    oldest_ns = int((since.timestamp() - 86400) * 1e9) if since else None
+    wanted: list[tuple[TranscriptFile, tuple[int, int]]] = []
+    for file in files:
+        stat = _stat(file)
+        if stat is None:
+            result.problems["transcripts that vanished or could not be read"] += 1
+        elif oldest_ns is None or stat[1] >= oldest_ns:
+            wanted.append((file, stat))
+    cached = rows_cache.load(choice.name, {path_key(file.path) for file, _ in wanted}) if use_cache else {}
+    fresh: dict[str, rows_cache.Entry] = {}
+    todo: list[tuple[TranscriptFile, tuple[int, int]]] = []
+    for file, stat in wanted:
+        entry = cached.get(path_key(file.path))
+        if entry and entry.size == stat[0] and entry.mtime_ns == stat[1]:
+            fresh[path_key(file.path)] = entry
+        else:
+            todo.append((file, stat))
+    del cached, wanted
+    todo.sort(key=lambda item: -item[1][0])
+    for (file, stat), (row, problems, times) in zip(todo, _run(todo, choice, workers), strict=True):
+        fresh[path_key(file.path)] = rows_cache.Entry(stat[0], stat[1], problems, row, times, ())
+    reread = _settle_copies(fresh, files, choice)
+    result.copied = {key: frozenset(entry.copied) for key, entry in fresh.items() if entry.copied}
+    for entry in fresh.values():
+        if entry.problems:
+            result.problems.update(entry.problems)
+    result.rows = PackedRows(complete_packed([entry.row for entry in fresh.values()]))
+    if todo and counter.current():
+        result.tokenizer = counter.current().choice  # the vocabulary may have proved unusable on load
+    if use_cache and (todo or reread):
+        rows_cache.save(result.tokenizer.name, fresh)
+    return result
+
+
+def _settle_copies(fresh: dict[str, rows_cache.Entry], files: list[TranscriptFile],
+                   choice: tokenizers.TokenizerChoice) -> int:
+    """Each call billed once across the files read: a file holding calls another file holds earlier is read
+    again with them as copies (sources/claude/copies.py). Copies are made within a project folder (a resume
+    or a fork writes beside its parent), so the calls' times are decoded one project at a time, never all at
+    once. Returns how many files were read again."""
+    by_key = {path_key(file.path): file for file in files}
+    projects: dict[Path, list[str]] = {}
+    for key in fresh:
+        projects.setdefault(claude_copies.project_folder(by_key[key].path), []).append(key)
+    reread = 0
+    for keys in projects.values():
+        if len(keys) == 1 and not fresh[keys[0]].copied:
+            continue  # a file alone in its project holds no other file's calls
+        held = {key: (by_key[key].source, loads(fresh[key].times)) for key in keys}
+        for key, lost in claude_copies.lost_calls(held).items():
+            entry = fresh[key]
+            if tuple(sorted(lost)) != tuple(entry.copied):
+                counter.use(choice)
+                row, problems, _ = measure_file(by_key[key], lost)
+                fresh[key] = entry._replace(problems=problems or None, row=dumps(row), copied=tuple(sorted(lost)))
+                reread += 1
+    if reread:
+        counter.flush()
+    return reread
+
+
+def _packed(measured: tuple[dict, dict, dict]) -> tuple[bytes, dict | None, bytes]:
+    """A worker's result as it travels and is kept: the row's JSON, its problems if any, and its own calls'
+    start times as JSON (sources/claude/copies.py)."""
+    return dumps(measured[0]), measured[1] or None, dumps(measured[2])
+
+
+def measure_group(files: list[TranscriptFile]) -> list[tuple[bytes, dict | None, bytes]]:
+    measured = [_packed(measure_file(file)) for file in files]
+    counter.current().flush()  # what this worker counted, for the others and for later runs
+    return measured
+
+
+def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None) -> list[tuple[bytes, dict | None, bytes]]:
+    """Rows in the order of `todo`. A session's subagent and compaction files replay its texts, so
+    they go to the same worker, whose count cache then tokenizes each shared text once."""
+    if not todo:
+        return []
+    counter.use(choice)
+    counter.load_if_counting()
+    total = sum(stat[0] for _, stat in todo)
+    progress = Progress(len(todo), total)
+    try:
+        return _run_with(todo, choice, workers, total, progress)
+    finally:
+        progress.done()
+
+
+def _run_with(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None, total: int,
+              progress: Progress) -> list[tuple[bytes, dict | None, bytes]]:
+    workers = workers or os.cpu_count() or 1
+    if workers < 2 or len(todo) < 2 or total < counter.PARALLEL_MIN_BYTES:
+        measured = []
+        for file, stat in todo:
+            measured.append(_packed(measure_file(file)))
+            progress.advance(1, stat[0])
+        counter.flush()
+        return measured
+    groups: dict[tuple, list[int]] = {}
+    for index, (file, _) in enumerate(todo):
+        groups.setdefault(file.parent_id or file.session_id, []).append(index)
+    ordered = sorted(groups.values(), key=lambda indexes: -sum(todo[i][1][0] for i in indexes))
+    context = counter.pool_context()
+    results: list = [None] * len(todo)
+    pending: dict = {}
+
+    def collect(done: set) -> None:
+        for batch in done:
+            indexes = pending.pop(batch)  # a done batch's future (and its rows) is not kept past here
+            for index, one in zip(indexes, batch.result(), strict=True):
+                results[index] = one
+            progress.advance(len(indexes), sum(todo[i][1][0] for i in indexes))
+
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=counter.use, initargs=(choice,)) as pool:
+        for indexes in _batches(ordered, todo):
+            pending[pool.submit(measure_group, [todo[i][0] for i in indexes])] = indexes
+            if len(pending) >= workers * _IN_FLIGHT:  # a few batches ahead, not one future per session at once
+                collect(wait(pending, return_when=FIRST_COMPLETED).done)
+        while pending:
+            collect(wait(pending, return_when=FIRST_COMPLETED).done)
+    return results
+
+
+def _batches(ordered: list[list[int]], todo: list) -> Iterator[list[int]]:
+    """Sessions (a family never split) in batches, largest first: a large session alone, small ones
+    together, so a hundred thousand small sessions are not as many futures and messages."""
+    batch: list[int] = []
+    size = 0
+    for indexes in ordered:
+        batch += indexes
+        size += sum(todo[i][1][0] for i in indexes)
+        if len(batch) >= _BATCH_FILES or size >= _BATCH_BYTES:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def find_session(wanted: str, claude_roots: list[str] | None = None) -> TranscriptFile | None:
+    """A transcript by path, or by session id (file stem, or <session>/<agent file stem>)."""
+    path = Path(wanted).expanduser()
+    if path.suffix == ".jsonl" and path.is_file():
+        return claude.describe(path.resolve())
+    roots = [claude.resolve_root(root) for root in claude_roots] if claude_roots else claude.default_roots()
+    wanted = normal_id(wanted)  # as rows print it, or as the shell passed a file name's bytes
+    return next((file for file in claude.discover(roots) if file.session_id == wanted), None)
+
+
+def measure_one(file: TranscriptFile, choice: tokenizers.TokenizerChoice) -> tuple[dict, dict]:
+    """One session's row, with the calls Claude Code billed but wrote into none of its family's files."""
+    _, row, problems = measure_session(file, choice)
+    return row, problems
+
+
+def measure_session(file: TranscriptFile, choice: tokenizers.TokenizerChoice, detail: bool = False,
+                    copied: frozenset[str] | None = None) -> tuple[ClaudeTranscript, dict, dict]:
+    """One session as `xshare session` and its page show it: the reader (with its per-call log when
+    `detail`), its row as the report has it, and its problems. The row leaves out calls an earlier file
+    holds (`copied`, else worked out from the files beside it) and adds the calls Claude Code billed but
+    wrote into none of its family's files."""
+    counter.use(choice)
+    transcript = read_file(file, detail=detail)
+    lost = copied if copied is not None else copied_here(file, transcript.copies.times)
+    if lost:
+        transcript = read_file(file, lost, detail)
+    row = transcript.row()
+    if row.get("cost_state"):
+        family = [measure_file(member)[0] for member in claude.family_files(file)]
+        row = complete_with_unrecorded(row, family)
+    counter.flush()
+    return transcript, row, dict(transcript.problems)
+
+
+def copied_here(file: TranscriptFile, times: dict[str, str | None]) -> frozenset[str]:
+    """The calls of this file that an earlier transcript of its project folder holds too, as the report
+    decides it (sources/claude/copies.py): from the report's cache where it is current, else from the files
+    whose request ids meet this file's (a scan, not a read, of the others)."""
+    project = claude_copies.project_folder(file.path)
+    if not times or project is None:
+        return frozenset()
+    others = [claude.describe(path) for path in claude_copies.transcripts_in(project)]
+    cached = rows_cache.load(counter.current().choice.name, {path_key(other.path) for other in others})
+    held = {path_key(file.path): (file.source, times)}
+    for other in others:
+        key = path_key(other.path)
+        if key in held:
+            continue
+        entry, stat = cached.get(key), _stat(other)
+        if entry and stat and (entry.size, entry.mtime_ns) == stat:
+            held[key] = (other.source, loads(entry.times))
+        elif not claude_copies.request_ids(other.path).isdisjoint(times):
+            held[key] = (other.source, measure_file(other)[2])
+    return claude_copies.lost_calls(held)[path_key(file.path)]

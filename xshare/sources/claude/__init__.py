@@ -1,0 +1,1 @@
+"""Claude Code: its transcripts (JSONL), how they are found, read and billed."""

@@ -1,0 +1,140 @@
+"""Calls one transcript copied from another: a request is billed once, in the file that made it.
+
+Claude Code copies a conversation's assistant rows, `requestId` and usage included, into other files:
+- `--resume <id> --fork-session` (2.1.x) starts the new file with the parent's history since its last
+  compaction; each copied assistant row keeps the parent's id as `requestSessionId` (its `sessionId` is
+  the fork's). A call marked so is a copy wherever it is read: no other file needs to be looked at.
+- Its internal agents (`agent-acompact-*`, `agent-aside_question-*`, `agent-aprompt_suggestion-*`,
+  2.1.2x-2.1.8x) replay their session's rows, unmarked, before their own call: a call of such a file whose
+  request id the session's main transcript also holds is the main transcript's. That file is scanned for
+  request ids once per read of the agent file, when its first call comes.
+- 1.0.x `--resume` wrote a new file that repeats the whole history, unmarked, with the rows' timestamps
+  set to the moment of the resume. Only other files tell these apart: across the files read, a request
+  id is billed by the file whose row for it is earliest (then: a main transcript before a subagent's,
+  before an internal agent's; then the first path), and every other file holding it reads it as a copy.
+
+A copy is still context: its text and tool calls stay present for the file's own calls, which re-send
+them. It is just not a call of this file: no bill, no cap, no overhead taken from it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from xshare.sources.claude import lines
+
+_REQUEST_ID = re.compile(rb'"requestId"\s*:\s*"([^"\\]{1,200})"')
+_OVERLAP = 256  # bytes kept from one chunk to the next, so an id cut between chunks is still found
+_LAST = "\uffff"  # sorts after every timestamp: a call without one loses every tie it can
+
+
+def request_ids(path: Path) -> frozenset[str]:
+    """Every `requestId` written in a transcript, without parsing it (a regular file only; none if it
+    cannot be read)."""
+    found: set[bytes] = set()
+    try:
+        handle, _ = lines.open_regular(path)
+    except (OSError, lines.NotRegularFile):
+        return frozenset()
+    with handle:
+        tail = b""
+        while chunk := handle.read(lines.CHUNK):
+            data = tail + chunk
+            found.update(match.group(1) for match in _REQUEST_ID.finditer(data))
+            tail = data[-_OVERLAP:]
+    return frozenset(value.decode("utf-8", "replace") for value in found)
+
+
+def main_transcript(path: Path) -> Path | None:
+    """The session's own transcript for a file under `<session>/subagents/`: `<session>.jsonl` beside the
+    session's folder."""
+    parts = path.parts
+    if "subagents" not in parts:
+        return None
+    index = len(parts) - 1 - parts[::-1].index("subagents")
+    return Path(*parts[: index - 1]) / f"{parts[index - 1]}.jsonl" if index >= 2 else None
+
+
+def project_folder(path: Path) -> Path | None:
+    """The project folder a transcript belongs to (where a resume writes its new file)."""
+    main = main_transcript(path)
+    return (main or path).parent
+
+
+def transcripts_in(project: Path) -> list[Path]:
+    """The transcripts of one project folder, as discovery finds them (not tool-results/, and only the
+    agent-* files of subagents/)."""
+    found = []
+    for path in project.rglob("*.jsonl"):
+        folders = path.relative_to(project).parts[:-1]
+        if "tool-results" in folders or ("subagents" in folders and not path.name.startswith("agent-")):
+            continue
+        if lines.is_regular(path):
+            found.append(path)
+    return sorted(found)
+
+
+class Copies:
+    """One reader's copies: which of the file's calls are another file's, and when each of its own began."""
+
+    def __init__(self, path: Path, internal: bool, copied: Iterable[str] = ()) -> None:
+        self.path = path
+        self.internal = internal
+        self.copied: set[str] = set(copied)  # call keys this file holds but does not bill
+        self.times: dict[str, str | None] = {}  # the file's own calls: key -> its first row's timestamp
+        self._parent_ids: frozenset[str] | None = None  # internal agents: read once per reader, not saved
+
+    def is_copy(self, key: object, row: dict) -> bool:
+        """Whether this assistant row's call is a copy of another file's."""
+        if isinstance(key, str) and key in self.copied:
+            return True
+        origin = row.get("requestSessionId")
+        marked = isinstance(origin, str) and origin != row.get("sessionId")
+        if not marked and self.internal and isinstance(key, str) and key not in self.times:
+            marked = key in self._parents()
+        if marked and isinstance(key, str):
+            self.copied.add(key)
+        return marked
+
+    def _parents(self) -> frozenset[str]:
+        if self._parent_ids is None:
+            main = main_transcript(self.path)
+            self._parent_ids = request_ids(main) if main is not None else frozenset()
+        return self._parent_ids
+
+    def own(self, key: object, time: object) -> None:
+        """One of the file's own calls, first seen at `time`."""
+        if isinstance(key, str) and key not in self.times:
+            self.times[key] = time if isinstance(time, str) else None
+
+    def to_state(self) -> dict:
+        return {"copied": sorted(self.copied), "times": self.times}
+
+    @classmethod
+    def from_state(cls, state: dict, path: Path, internal: bool) -> Copies:
+        copies = cls(path, internal, state["copied"])
+        copies.times = dict(state["times"])
+        return copies
+
+
+def _rank(source: str) -> int:
+    return {"subagent": 1, "internal": 2}.get(source, 0)
+
+
+def owner_key(time: str | None, source: str, path: str) -> tuple:
+    """Of the files holding one call, the one with the smallest key bills it."""
+    return (time or _LAST, _rank(source), path)
+
+
+def lost_calls(held: dict[str, tuple[str, dict[str, str | None]]]) -> dict[str, frozenset[str]]:
+    """For each file (path -> (source, its own calls' times)), the calls an earlier file holds too;
+    independent of the order the files come in."""
+    best: dict[str, tuple] = {}
+    for path, (source, times) in held.items():
+        for key, time in times.items():
+            candidate = owner_key(time, source, path)
+            if key not in best or candidate < best[key]:
+                best[key] = candidate
+    return {path: frozenset(key for key in times if best[key][2] != path) for path, (_, times) in held.items()}

@@ -1,0 +1,1 @@
+"""Hermes-Agent: its state.db sessions, read-only."""

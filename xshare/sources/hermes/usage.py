@@ -1,0 +1,71 @@
+"""Hermes's billed calls that its messages do not show: title generation, compression, vision, ...
+
+Hermes records these auxiliary calls only in `session_model_usage` (schema 22 on: rows whose `task` is not
+'' ; '' is the main loop, whose sums are also the `sessions` row's columns). Their prompts are not in the
+messages, yet the provider billed them: a session's bill is its main loop plus these (docs: hermes.md §4).
+
+They are added to the session's row the way the ledger treats any bill the record does not explain: as
+calls, as billed prompt, and as `overhead` in the context, with their own counts (`unrecorded_calls`,
+`unrecorded_prompt_tokens`, `unrecorded_tasks`) so a reader can take them out again. Nothing of theirs is
+exploration, so the exploration shares' denominators grow by exactly what the provider billed for them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+
+from xshare.measure.ledger import OVERHEAD, set_shares
+from xshare.measure.plausible import MAX_CALLS, count, session_counts
+from xshare.text import safe_label
+
+TABLE = "session_model_usage"
+_PROMPT_COLUMNS = ("input_tokens", "cache_read_tokens", "cache_write_tokens")
+_USAGE_FIELDS = (("input", "input_tokens"), ("cache_read", "cache_read_tokens"),
+                 ("cache_write_5m", "cache_write_tokens"), ("output", "output_tokens"))
+
+
+IMPOSSIBLE = "Hermes auxiliary usage rows with impossible counts skipped"
+
+
+def read_auxiliary(connection: sqlite3.Connection, problems: Counter) -> dict[str, dict[str, dict[str, int]]]:
+    """session id -> task -> summed counts of its auxiliary rows; {} for databases without the table or
+    without its `task` column (before schema 22 every row there was main loop). A row with an impossible
+    count (xshare/measure/plausible.py) is skipped and counted in `problems`."""
+    columns = {row[1] for row in connection.execute(f"PRAGMA table_info({TABLE})")}
+    wanted = ("api_call_count", *_PROMPT_COLUMNS, "output_tokens")
+    if not {"session_id", "task"} <= columns:
+        return {}
+    select = ", ".join(f'"{name}"' if name in columns else "0" for name in wanted)
+    found: dict[str, dict[str, dict[str, int]]] = {}
+    query = f"SELECT session_id, task, {select} FROM {TABLE} WHERE task IS NOT NULL AND task != ''"
+    for session_id, task, calls, *tokens in connection.execute(query):
+        checked = [count(calls, MAX_CALLS), *(session_counts(tokens, count(calls, MAX_CALLS) or 0) or [None])]
+        if None in checked:
+            problems[IMPOSSIBLE] += 1
+            continue
+        # a task name is printed and published as a label: one that is not a plain word is `other`
+        counts = found.setdefault(str(session_id), {}).setdefault(safe_label(str(task)), dict.fromkeys(wanted, 0))
+        for name, value in zip(wanted, checked, strict=True):
+            counts[name] += value
+    return found
+
+
+def add_unrecorded(row: dict, tasks: dict[str, dict[str, int]] | None) -> dict:
+    """The session's row with its auxiliary calls billed in (see the module docstring); every Hermes row
+    gets the three counts, zero when there were none."""
+    tasks = tasks or {}
+    calls = sum(counts["api_call_count"] for counts in tasks.values())
+    prompt = sum(counts[name] for counts in tasks.values() for name in _PROMPT_COLUMNS)
+    row["unrecorded_calls"] = calls
+    row["unrecorded_prompt_tokens"] = prompt
+    row["unrecorded_tasks"] = {task: counts["api_call_count"] for task, counts in sorted(tasks.items())}
+    if not calls and not prompt:
+        return row
+    row["api_calls"] += calls
+    row["prompt_tokens_billed"] += prompt
+    row["billed_tokens"][OVERHEAD] += prompt
+    row["context_tokens"] += prompt
+    for field, column in _USAGE_FIELDS:
+        row["usage"][field] = row["usage"].get(field, 0) + sum(counts[column] for counts in tasks.values())
+    return set_shares(row)

@@ -1,0 +1,80 @@
+"""Text for people: the user's data made safe to print on a terminal, labels made safe to publish, and
+the shares, tables and token counts every printer formats the same way.
+
+A Hermes `sessions.source`, a model name or a session id is whatever a program stored: an escape sequence
+in it would drive the terminal, a newline would forge a report line. Every printer passes such text
+through `printable` (one field) or `printable_lines` (a block whose own newlines are kept); an unknown
+group label is cut down to `safe_label`, so no path or prose reaches stdout or the JSON as a label.
+Stdlib only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+
+# C0 and C1 controls, DEL, and the format characters that reorder or hide text (bidi overrides, zero
+# widths, ...): none of them belongs in a report line
+_BEYOND_C0 = r"\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ud800-\udfff"
+_INVISIBLE = re.compile(f"[\\x00-\\x1f{_BEYOND_C0}]")
+_UNESCAPED_BY_JSON = re.compile(f"[{_BEYOND_C0}]")  # json.dumps escapes C0 inside strings; its newlines are layout
+_SAFE_LABEL = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+OTHER = "other"
+
+
+def _shown(match: re.Match) -> str:
+    return f"[U+{ord(match.group()):04X}]"
+
+
+def printable(text: object) -> str:
+    """One field as it may be printed: every control or invisible character shown as [U+XXXX]."""
+    return _INVISIBLE.sub(_shown, str(text))
+
+
+def printable_lines(text: str) -> str:
+    """A block of lines: each line made printable, the newlines between them kept."""
+    return "\n".join(printable(line) for line in text.split("\n"))
+
+
+def safe_label(text: object) -> str:
+    """A group label as stored, when it is a plain word ([A-Za-z0-9_.-], up to 64 characters and not
+    only dots); anything else — a path, spaces, escapes — becomes `other`."""
+    if isinstance(text, str) and _SAFE_LABEL.fullmatch(text) and text.strip("."):
+        return text
+    return OTHER
+
+
+def json_text(value: object) -> str:
+    """JSON for stdout: json escapes C0 controls itself; C1 controls and the invisible format
+    characters are escaped too (\\uXXXX is the same string to any JSON reader)."""
+    dumped = json.dumps(value, indent=2, ensure_ascii=False)
+    return _UNESCAPED_BY_JSON.sub(lambda match: f"\\u{ord(match.group()):04x}", dumped)
+
+
+def pct(value: float | None, missing: str = "unknown") -> str:
+    """A share as printed everywhere: one decimal of a percent; `missing` when there is none."""
+    return missing if value is None else f"{value:.1%}"
+
+
+def table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    """Aligned text columns: the first (a label, at least 25 wide) to the left, the figures to the right."""
+    widths = [max([len(title)] + [len(row[index]) for row in rows]) for index, title in enumerate(header)]
+    widths[0] = max(widths[0], 25)
+
+    def line(cells: tuple[str, ...]) -> str:
+        first = cells[0].ljust(widths[0])
+        rest = (cell.rjust(width) for cell, width in zip(cells[1:], widths[1:], strict=True))
+        return "  ".join([first, *rest]).rstrip()
+
+    return [line(header), "  ".join("-" * width for width in widths), *(line(row) for row in rows)]
+
+
+USAGE_KINDS = ("cache read", "cache write", "fresh input", "output")  # as the HTML page names them
+
+
+def usage_kinds(usage: dict, names: tuple[str, ...] = USAGE_KINDS, number: Callable[[int], str] = "{:,}".format) -> str:
+    """Tokens by kind (cache read, cache write of either lifetime, fresh input, output), each `number`ed."""
+    write = usage.get("cache_write_5m", 0) + usage.get("cache_write_1h", 0)
+    counts = (usage.get("cache_read", 0), write, usage.get("input", 0), usage.get("output", 0))
+    return ", ".join(f"{name} {number(count)}" for name, count in zip(names, counts, strict=True))
