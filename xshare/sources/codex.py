@@ -3,7 +3,7 @@
 Where. `sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl`, archived ones under `archived_sessions/`, and a
 fork's legacy `sessions/rollout-<date>-<uuid>.json`. A subagent (e.g. `/review`) writes its own file whose
 `session_meta.source` is an object (`{"subagent": "review"}`): group `codex/subagent`; `exec` and `mcp`
-sources are `codex/automated`; the CLI, the TUI and the IDE are `codex/interactive`.
+sources are `codex/automated`; the CLI, the TUI and the IDE (`cli`, `vscode`) are `codex/interactive`.
 
 What is recorded. From 0.36 every line is `{timestamp, type, payload}`: `session_meta` (id, source,
 instructions), `turn_context` (the model, per turn), `response_item` (the model-visible history: messages,
@@ -24,8 +24,20 @@ line drops everything before it; its summary (or its replacement history) is pre
 counted by its summary text: the encrypted reasoning sent back to the model is overhead. The base system
 prompt (`base_instructions`) is never counted as a message: it is overhead, as for Claude Code.
 
+0.171. Every response also gets a `token_usage_record` line (its `response_id` and usage) right after the
+items it produced; where a file has them they are the calls (a response id once), and `token_count` events
+only repeat them. The base prompt is sent as the first developer message, equal to
+`session_meta.base_instructions.text`: overhead, not injected context. With no model configured, the GPT-6
+models work in code mode: one `exec` tool taking JavaScript, judged by the nested calls it ran
+(sources/codex_exec.py). An app-server session (`source` "vscode": the TUI and the IDE extension) also makes
+a title request in a thread of its own that no file records: the row names it (`unseen_calls`,
+sources/unseen.py), uncounted. The TUI leaves `codex app-server` running after it exits.
+
 Unknown. The oldest format (Aug 2025: a bare header line, then Responses items) and the fork's `.json`
 record no token usage at all: such a session is counted, with no call and an unknown share (`usage_unknown`).
+A line type or history item type not named here, or a usage record without usage, is counted on stderr and
+left out. Checked against: Codex CLI 0.171.0 driven offline (exec, resume, the TUI; tests/test_codex_e2e.py),
+and rollouts of 0.40-0.104 in `../shared/corpus`.
 """
 
 from __future__ import annotations
@@ -119,12 +131,12 @@ class _Rollout:
         if kind is None and "payload" not in row:  # the oldest format: bare items after a header line
             if "instructions" in row and "id" in row and not self.meta_seen:
                 self._meta(row)
-            else:
+            elif "record_type" not in row:  # {"record_type": "state"} lines mark saves, nothing sent
                 self.item(row)
             return
         if not isinstance(payload, dict):
             return
-        if kind not in LINE_TYPES:
+        if not isinstance(kind, str) or kind not in LINE_TYPES:
             self.problems["Codex rollout lines of an unknown type (skipped)"] += 1
             return
         if kind == "session_meta":
@@ -190,7 +202,7 @@ class _Rollout:
             replay.tool_result(item.get("call_id"), _output_text(output))
         elif kind == "web_search_call":
             replay.output("web", as_text(item.get("action")))
-        elif kind not in SILENT_ITEMS:
+        elif not isinstance(kind, str) or kind not in SILENT_ITEMS:
             self.problems["Codex history items of an unknown type (not counted)"] += 1
 
     def _compacted(self, payload: dict) -> None:

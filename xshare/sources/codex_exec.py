@@ -29,7 +29,7 @@ NOT_ACTIONS = frozenset({"UserMessage", "AgentMessage", "Reasoning", "Plan", "Co
 
 def action_category(item: dict) -> str:
     """The category of one nested action, from its item_completed record."""
-    kind = item.get("type")
+    kind = item.get("type")  # compared, never hashed: a damaged file may hold anything here
     if kind == "FileChange":
         return EDIT
     if kind == "WebSearch":
@@ -76,7 +76,7 @@ class CodeMode:
 
     def nested(self, item: object) -> None:
         """An item_completed event: an action of the latest open script (calls run one at a time), if any."""
-        if not isinstance(item, dict) or item.get("type") in NOT_ACTIONS or not self.open:
+        if not isinstance(item, dict) or not self.open or str(item.get("type")) in NOT_ACTIONS:
             return
         next(reversed(self.open.values())).actions.append(action_category(item))
 
