@@ -18,6 +18,7 @@ from xshare.measure.timestamps import (  # parse_time: rows, history, periods, p
     parse_time,
     session_time,
 )
+from xshare.sources import unseen
 from xshare.text import pct, printable, printable_lines, table
 
 SOURCE_ORDER = ("interactive", "automated", "subagent", "benchmark", "internal")
@@ -182,6 +183,7 @@ class GroupSums:
     covered_exploration: int = 0
     covered_reread: int = 0
     tasks: Counter = field(default_factory=Counter)
+    unseen: Counter = field(default_factory=Counter)  # calls billed that no file records (sources/unseen.py)
     billed: list = field(default_factory=lambda: [0] * len(CATEGORIES))
     first_time: list = field(default_factory=lambda: [0] * len(CATEGORIES))
     shares: array = field(default_factory=lambda: array("d"))  # 8 bytes a session, not a float object's 32
@@ -212,6 +214,7 @@ class GroupSums:
         tasks = row.get("unrecorded_tasks")
         if isinstance(tasks, dict) and all(type(count) is int for count in tasks.values()):
             self.tasks.update(tasks)
+        self.unseen.update(unseen.counts(row.get(unseen.FIELD)))
         for index in range(len(CATEGORIES)):
             self.billed[index] += billed[index]
             self.first_time[index] += first[index]
@@ -239,6 +242,8 @@ class GroupSums:
             "unrecorded_tasks": dict(sorted(self.tasks.items())),
             # Hermes's background reviews: billed, recorded nowhere, so estimated and not counted above
             "unrecorded_reviews": self.unrecorded_reviews,
+            # Codex's TUI title requests, Gemini's router requests: billed, recorded nowhere, not counted above
+            unseen.FIELD: dict(sorted(self.unseen.items())),
             # sessions whose agent recorded no token usage (Codex before 0.3x): counted, share unknown
             "usage_unknown_sessions": self.usage_unknown,
             # sessions whose bill is under half their recorded context: out of the shares of the bill
@@ -409,6 +414,8 @@ def review_note(reviews: int) -> str:
 def _review_lines(groups: dict[str, dict]) -> list[str]:
     notes = [f"  {printable(key)}: {review_note(count)}"
              for key, group in groups.items() if (count := group.get("unrecorded_reviews"))]
+    notes += [f"  {printable(key)}: {note}" for key, group in groups.items()
+              for note in unseen.notes(group.get(unseen.FIELD))]
     return ["", "Billed calls no record holds (not in the figures above):", "", *notes] if notes else []
 
 
@@ -455,6 +462,7 @@ def session_summary(row: dict) -> str:
         *([f"These figures include {_row_unrecorded(row)}"] if row.get("unrecorded_prompt_tokens") else []),
         *([f"Not in these figures: {review_note(row['unrecorded_reviews'])}"] if row.get("unrecorded_reviews")
           else []),
+        *[f"Not in these figures: {note}" for note in unseen.notes(row.get(unseen.FIELD))],
         f"Exploration: {pct(row['exploration_share_of_context'])} of the recorded context, "
         f"{pct(row['exploration_share_of_prompt'])} of the billed prompt",
         f"Re-sent reads (files re-sent after a compaction, not in the exploration share): "

@@ -3,7 +3,7 @@
 Where. `sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl`, archived ones under `archived_sessions/`, and a
 fork's legacy `sessions/rollout-<date>-<uuid>.json`. A subagent (e.g. `/review`) writes its own file whose
 `session_meta.source` is an object (`{"subagent": "review"}`): group `codex/subagent`; `exec` and `mcp`
-sources are `codex/automated`; the CLI, the TUI and the IDE are `codex/interactive`.
+sources are `codex/automated`; the CLI, the TUI and the IDE (`cli`, `vscode`) are `codex/interactive`.
 
 What is recorded. From 0.36 every line is `{timestamp, type, payload}`: `session_meta` (id, source,
 instructions), `turn_context` (the model, per turn), `response_item` (the model-visible history: messages,
@@ -24,8 +24,20 @@ line drops everything before it; its summary (or its replacement history) is pre
 counted by its summary text: the encrypted reasoning sent back to the model is overhead. The base system
 prompt (`base_instructions`) is never counted as a message: it is overhead, as for Claude Code.
 
+0.171. Every response also gets a `token_usage_record` line (its `response_id` and usage) right after the
+items it produced; where a file has them they are the calls (a response id once), and `token_count` events
+only repeat them. The base prompt is sent as the first developer message, equal to
+`session_meta.base_instructions.text`: overhead, not injected context. With no model configured, the GPT-6
+models work in code mode: one `exec` tool taking JavaScript, judged by the nested calls it ran
+(sources/codex_exec.py). An app-server session (`source` "vscode": the TUI and the IDE extension) also makes
+a title request in a thread of its own that no file records: the row names it (`unseen_calls`,
+sources/unseen.py), uncounted. The TUI leaves `codex app-server` running after it exits.
+
 Unknown. The oldest format (Aug 2025: a bare header line, then Responses items) and the fork's `.json`
 record no token usage at all: such a session is counted, with no call and an unknown share (`usage_unknown`).
+A line type or history item type not named here, or a usage record without usage, is counted on stderr and
+left out. Checked against: Codex CLI 0.171.0 driven offline (exec, resume, the TUI; tests/test_codex_e2e.py),
+and rollouts of 0.40-0.104 in `../shared/corpus`.
 """
 
 from __future__ import annotations
@@ -35,8 +47,9 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from xshare.sources import same_file
+from xshare.sources import same_file, unseen
 from xshare.sources.agent_common import Replay, as_text, content_text, number, parse_json
+from xshare.sources.codex_exec import CodeMode
 from xshare.state.paths import home as user_home
 from xshare.state.store import loads
 
@@ -45,6 +58,11 @@ NAME = "Codex CLI"
 FLAG = "codex_home"
 KIND = "files"
 NO_USAGE = "Codex before 0.3x recorded no token usage"
+LINE_TYPES = frozenset({"session_meta", "turn_context", "response_item", "compacted", "event_msg",
+                        "token_usage_record", "world_state"})
+# history items never sent as text: git snapshots for /undo; the tool schemas (overhead, as for every agent)
+SILENT_ITEMS = frozenset({"ghost_snapshot", "additional_tools"})
+TITLED_FROM = (0, 171)  # the first version seen making a title request nothing records (see sources/unseen.py)
 INJECTED_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<permissions",
                      "<collaboration_mode>", "<user_shell_command>")
 
@@ -98,6 +116,11 @@ class _Rollout:
         self.total: tuple | None = None
         self.usage_seen = False
         self.meta_seen = False
+        self.records = False  # 0.171+: a token_usage_record per response, so token_count events are not calls
+        self.responses: set[str] = set()
+        self.base_prompt: str | None = None
+        self.titled = False  # an app-server session (TUI, IDE) of a version known to make a title request
+        self.code = CodeMode(self.replay)
 
     def line(self, row: object) -> None:
         if not isinstance(row, dict):
@@ -108,10 +131,13 @@ class _Rollout:
         if kind is None and "payload" not in row:  # the oldest format: bare items after a header line
             if "instructions" in row and "id" in row and not self.meta_seen:
                 self._meta(row)
-            else:
+            elif "record_type" not in row:  # {"record_type": "state"} lines mark saves, nothing sent
                 self.item(row)
             return
         if not isinstance(payload, dict):
+            return
+        if not isinstance(kind, str) or kind not in LINE_TYPES:
+            self.problems["Codex rollout lines of an unknown type (skipped)"] += 1
             return
         if kind == "session_meta":
             self._meta(payload)
@@ -122,8 +148,12 @@ class _Rollout:
             self.item(payload)
         elif kind == "compacted":
             self._compacted(payload)
+        elif kind == "token_usage_record":
+            self._usage_record(payload, stamp)
         elif kind == "event_msg" and payload.get("type") == "token_count":
             self._token_count(payload, stamp)
+        elif kind == "event_msg" and payload.get("type") == "item_completed":
+            self.code.nested(payload.get("item"))
 
     def _meta(self, meta: dict) -> None:
         if self.meta_seen:
@@ -133,6 +163,10 @@ class _Rollout:
             self.session_id = meta["id"]
         self.source, self.parent = _source(meta.get("source"))
         self.replay.seen(meta.get("timestamp"))
+        base = meta.get("base_instructions")
+        base = base.get("text") if isinstance(base, dict) else base
+        self.base_prompt = base if isinstance(base, str) and base else None
+        self.titled = meta.get("source") == "vscode" and _version(meta.get("cli_version")) >= TITLED_FROM
         instructions = meta.get("instructions")
         if isinstance(instructions, str):
             self.replay.add("injected", instructions)  # the user's AGENTS.md, not the base prompt
@@ -144,6 +178,8 @@ class _Rollout:
             role = item.get("role")
             if role == "assistant":
                 replay.output("conversation", text)
+            elif role == "developer" and text == self.base_prompt:
+                return  # 0.171 sends the base prompt as the first developer message: overhead, as before
             elif role in ("developer", "system") or text.lstrip().startswith(INJECTED_PREFIXES):
                 replay.add("injected", text)
             else:
@@ -151,6 +187,10 @@ class _Rollout:
         elif kind == "reasoning":
             summary = item.get("summary")
             replay.output("conversation", content_text(summary) if isinstance(summary, list) else "")
+        elif kind == "custom_tool_call" and item.get("name") == "exec":
+            self.code.call(item.get("call_id"), item.get("input"))
+        elif kind == "custom_tool_call_output" and self.code.is_open(item.get("call_id")):
+            self.code.result(item.get("call_id"), _output_text(item.get("output")))
         elif kind in ("function_call", "custom_tool_call"):
             arguments = item.get("arguments") if kind == "function_call" else {"input": item.get("input")}
             replay.tool_call(item.get("call_id"), item.get("name"), parse_json(arguments) or arguments)
@@ -162,6 +202,8 @@ class _Rollout:
             replay.tool_result(item.get("call_id"), _output_text(output))
         elif kind == "web_search_call":
             replay.output("web", as_text(item.get("action")))
+        elif not isinstance(kind, str) or kind not in SILENT_ITEMS:
+            self.problems["Codex history items of an unknown type (not counted)"] += 1
 
     def _compacted(self, payload: dict) -> None:
         replay = self.replay
@@ -172,6 +214,19 @@ class _Rollout:
                 self.item(item)
         replay.flush()
 
+    def _usage_record(self, payload: dict, stamp: str | None) -> None:
+        """0.171+: one record per response, right after the items the response produced."""
+        usage, response = payload.get("usage"), payload.get("response_id")
+        if not isinstance(usage, dict):
+            self.problems["Codex usage records without usage (not counted)"] += 1
+            return
+        self.usage_seen = True
+        if isinstance(response, str) and response:
+            if response in self.responses:
+                return  # the same response recorded again
+            self.responses.add(response)
+        self._call(usage, stamp)
+
     def _token_count(self, payload: dict, stamp: str | None) -> None:
         info = payload.get("info")
         if not isinstance(info, dict):
@@ -181,22 +236,38 @@ class _Rollout:
             return
         self.usage_seen = True
         key = tuple(sorted((name, number(value)) for name, value in total.items()))
-        if key == self.total:
-            return  # the same total again: no new request
+        if key == self.total or self.records:
+            return  # the same total again (no new request), or the calls come from usage records
         self.total = key
+        self._call(last, stamp)
+
+    def _call(self, last: dict, stamp: str | None) -> None:
+        self.code.before_call()
         counts = self.replay.usage((last.get("input_tokens"), last.get("cached_input_tokens"),
                                     last.get("output_tokens")), prompt_parts=1)
         if counts is None:
             self.replay.call(0, {}, stamp)
+            self.code.after_call()
             return
         prompt, cached, output = counts
         cached = min(cached, prompt)
         usage = {"input": prompt - cached, "cache_read": cached, "output": output}
         self.replay.call(prompt, usage, stamp)
+        self.code.after_call()
 
     def row(self, tokenizer: str) -> dict:
+        self.code.close()
         unknown = None if self.usage_seen else NO_USAGE
-        return self.replay.row(self.session_id, self.source, tokenizer, self.parent, unknown)
+        row = self.replay.row(self.session_id, self.source, tokenizer, self.parent, unknown)
+        if self.titled and self.source == "interactive" and row["api_calls"]:
+            row[unseen.FIELD] = {"codex_title": 1}
+        return row
+
+
+def _version(text: object) -> tuple[int, ...]:
+    """A cli_version such as '0.171.0' as numbers; () when it is not one."""
+    parts = text.split(".") if isinstance(text, str) else []
+    return tuple(int(part) for part in parts[:3]) if parts and all(p.isdigit() for p in parts[:3]) else ()
 
 
 def _output_text(output: object) -> str:
@@ -219,6 +290,7 @@ def read(path: Path, count: Callable[[str], int], tokenizer: str, problems: Coun
         problems["Codex rollouts that vanished or could not be read"] += 1
         return []
     rollout = _Rollout(path, count, problems, ledgers is not None)
+    rollout.records = b'"token_usage_record"' in data
     if path.suffix == ".json":
         _legacy_json(rollout, data)
     else:

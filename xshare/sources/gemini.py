@@ -14,13 +14,29 @@ output, cached, thoughts, tool, total}`, per call, not cumulative. `cached` is p
 billed = input; cache read = cached; input (uncached) = the difference; output = output + thoughts; cache
 write: none (Gemini's implicit caching has no write charge). The model is the message's `model`.
 
+Resumes (0.61). `--resume` within the same minute appends the whole history again as one `$set` of
+`messages`, under the ids it had but without `tokens` (and with each tool result split into a `<id>_response`
+user message): a record that carried a bill keeps it, so each billed call is counted once. Resumed in a
+later minute, the CLI writes a new file (`session-<later time>-<id8>.jsonl`) holding only the header and
+the session context, and goes on appending to the first file: a file without calls whose earlier twin in
+the folder has the same session id is not a session of its own.
+
 Presence. User messages, the model's text, its tool calls (`toolCalls[].args`) and their results (which
 Gemini CLI stores inside the call, `result[].functionResponse.response`) are present from the next call.
 Thoughts are not sent back, so they are not counted; `info` and `error` messages are UI notices, never
 sent. Gemini CLI writes no record of its chat compression, so the billing cap (each call's bill) is what
 drops the oldest messages after one.
 
-Unknown. A gemini message without `tokens` (a cancelled request) is no call; the version is not recorded.
+Injected and unseen. The `<session_context>` user turn the CLI writes first (date, OS, folders and a
+listing of up to 200 entries) is injected context, as Codex's `<environment_context>` is. With the model on
+auto (the default), the CLI asks a router model which model should answer each prompt; that request is
+billed and recorded nowhere, and the file does not say whether the model was on auto: a row names up to one
+such call per prompt (`unseen_calls`, sources/unseen.py), never counted.
+
+Unknown. A gemini message without `tokens` (a cancelled request) is no call; a message of a type other than
+user, gemini, info, error and warning is counted on stderr and left out; the version is not recorded.
+Checked against: Gemini CLI 0.61.0 driven offline (tests/test_gemini_e2e.py), and the 2025-26 files of
+`../shared/corpus`.
 """
 
 from __future__ import annotations
@@ -30,7 +46,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from xshare.sources import same_file
+from xshare.sources import same_file, unseen
 from xshare.sources.agent_common import Replay, as_text, content_text
 from xshare.state.paths import home as user_home
 from xshare.state.store import loads
@@ -39,6 +55,10 @@ AGENT = "gemini"
 NAME = "Gemini CLI"
 FLAG = "gemini_home"
 KIND = "files"
+# the CLI's own context about the machine and the folder (a listing of up to 200 entries), sent as a user turn:
+# injected context, as Codex's <environment_context> and Claude Code's reminders are
+INJECTED_PREFIXES = ("<session_context>",)
+NOTICES = frozenset({"info", "error", "warning"})  # the CLI's notices to the person, never sent to the model
 
 
 def default_homes() -> list[Path]:
@@ -87,7 +107,7 @@ def _document(path: Path, data: bytes, problems: Counter) -> tuple[dict, list[di
         update = record.get("$set")
         if isinstance(update, dict):
             if isinstance(update.get("messages"), list):
-                by_id = {str(index): m for index, m in enumerate(update["messages"]) if isinstance(m, dict)}
+                by_id = _rewritten(by_id, update["messages"])
             header.update({key: value for key, value in update.items() if key != "messages"})
         elif "sessionId" in record and "type" not in record:
             header = {**record, **header}  # the first header wins (the A2A server writes it again)
@@ -96,6 +116,28 @@ def _document(path: Path, data: bytes, problems: Counter) -> tuple[dict, list[di
     if bad:
         problems["Gemini CLI chat lines that are not JSON (skipped)"] += bad
     return header, list(by_id.values())
+
+
+def _billed(message: object) -> bool:
+    return isinstance(message, dict) and isinstance(message.get("tokens"), dict)
+
+
+def _rewritten(by_id: dict[str, dict], messages: list) -> dict[str, dict]:
+    """A `$set` of the whole list. The A2A server sends its history so; a resume within the same minute
+    (0.61) appends the history again without `tokens`, under the ids it had: a record that carried a bill
+    keeps it (and its tool results), and a billed record the list leaves out stays, so each billed call
+    is counted once."""
+    merged = {key: old for key, old in by_id.items() if _billed(old)}
+    listed: dict[str, dict] = {}
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict):
+            continue
+        key = str(message["id"]) if message.get("id") is not None else f"#{index}"
+        old = by_id.get(key)
+        listed[key] = old if _billed(old) and not _billed(message) else message
+    for key in listed:
+        merged.pop(key, None)
+    return {**merged, **listed}
 
 
 def _result_text(call: dict) -> str:
@@ -111,12 +153,17 @@ def _result_text(call: dict) -> str:
     return "\n".join(parts)
 
 
-def replay_messages(replay: Replay, messages: list[dict]) -> None:
+def replay_messages(replay: Replay, messages: list[dict]) -> int:
+    """Replays a chat's messages; returns its prompts (each one the model router may have been asked about)."""
+    prompts = 0
     for message in messages:
         stamp = replay.seen(message.get("timestamp"))
         kind = message.get("type")
         if kind == "user":
-            replay.add("conversation", content_text(message.get("content")))
+            text = content_text(message.get("content"))
+            injected = text.lstrip().startswith(INJECTED_PREFIXES)
+            prompts += 1 if text.strip() and not injected else 0
+            replay.add("injected" if injected else "conversation", text)
         elif kind == "gemini":
             if isinstance(message.get("model"), str):
                 replay.model = message["model"]
@@ -134,7 +181,27 @@ def replay_messages(replay: Replay, messages: list[dict]) -> None:
             for call in calls:
                 if isinstance(call, dict) and call.get("result") is not None:
                     replay.tool_result(call.get("id"), _result_text(call), call.get("name"))
-        # info and error messages are the CLI's notices to the person, never sent to the model
+        elif not isinstance(kind, str) or kind not in NOTICES:
+            replay.problems["Gemini CLI chat messages of an unknown type (not counted)"] += 1
+    return prompts
+
+
+def _resumed_elsewhere(path: Path, session_id: str) -> bool:
+    """Whether an earlier chat file of the same folder, named for the same session, has the same id: resumed
+    in a later minute, Gemini CLI (0.61) writes a new file holding only the header and the session context,
+    and goes on appending to the first file (the first file is the session, whatever it holds)."""
+    for other in path.parent.glob(f"session-*-{session_id[:8]}.json*"):
+        if other.name >= path.name:
+            continue
+        try:
+            with other.open("rb") as handle:
+                first = handle.read(4096).split(b"\n", 1)[0]
+            header = loads(first) if other.suffix == ".jsonl" else None
+        except (OSError, ValueError):
+            continue
+        if isinstance(header, dict) and header.get("sessionId") == session_id:
+            return True
+    return False
 
 
 def read(path: Path, count: Callable[[str], int], tokenizer: str, problems: Counter,
@@ -146,16 +213,20 @@ def read(path: Path, count: Callable[[str], int], tokenizer: str, problems: Coun
         problems["Gemini CLI chats that vanished or could not be read"] += 1
         return []
     header, messages = _document(path, data, problems)
-    replay = Replay(AGENT, count, problems, ledgers is not None)
-    replay.seen(header.get("startTime"))
-    replay_messages(replay, messages)
-    replay.seen(header.get("lastUpdated"))
     session_id = header.get("sessionId")
     if not isinstance(session_id, str) or not session_id or session_id == "a2a-server":
         session_id = path.stem  # the A2A server gives every chat the same id; the file name is unique
+    elif not any(_billed(message) for message in messages) and _resumed_elsewhere(path, session_id):
+        return []  # a resume's stub: the session is the file that holds its calls
+    replay = Replay(AGENT, count, problems, ledgers is not None)
+    replay.seen(header.get("startTime"))
+    prompts = replay_messages(replay, messages)
+    replay.seen(header.get("lastUpdated"))
     kind = header.get("kind")
     source = "interactive" if kind in (None, "main") else "subagent"
     row = replay.row(session_id, source, tokenizer)
+    if prompts and row["api_calls"]:
+        row[unseen.FIELD] = {"gemini_router": prompts}
     if ledgers is not None:
         ledgers[row["id"]] = replay.ledger
     return [row]

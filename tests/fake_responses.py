@@ -1,0 +1,293 @@
+"""A fake OpenAI Responses server on 127.0.0.1, for driving the real Codex CLI offline.
+
+It answers `POST /v1/responses` (always streamed, as Codex asks) from a scripted list of replies: text, a
+function call (`exec_command`, `apply_patch` as Codex's models call them) or a custom tool call (code
+mode's `exec`, whose input is JavaScript). Every other path gets a 404.
+
+What it bills is the request's exact o200k count (tests/wire.py's tokenizer, as xshare counts), split by
+category from the request alone, independently of xshare's reader (ResponsesWire below); cache read = the
+count of the leading input items this request shares with its lane's previous one (a lane: Codex's
+`prompt_cache_key`, one per thread); output = the reply's count + 1. Codex tells its requests apart in the
+`x-codex-turn-metadata` header: "turn" requests play the script; the TUI's title thread (`thread_source`
+"thread_title", kind "title") and any other `request_kind` (a compaction) are answered with a fixed text and
+never consume a scripted reply. Every
+request and its bill is logged in `requests`. The server stops by itself after `lifetime` seconds or
+`max_requests` requests (then it answers 503), so a hung agent cannot keep it alive.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from wire import bash_category
+
+from xshare.measure.tokens import Counter, choose
+
+CATEGORIES = ("exploration", "edit", "shell", "rest")
+DONE_TEXT = "Done."
+TITLE_TEXT = "Reading the project files"
+_NESTED = re.compile(r"tools\.(exec_command|apply_patch)\s*\(")
+_CMD = re.compile(r"""cmd\s*:\s*(?P<q>["'`])(?P<cmd>(?:\\.|(?!(?P=q)).)*)(?P=q)""")
+
+
+@dataclass
+class Reply:
+    """One scripted answer: text, and tool calls as (kind, name, payload): kind "function" (payload: the
+    arguments dict) or "custom" (payload: the free-form input text)."""
+
+    text: str = ""
+    calls: list[tuple[str, str, object]] = field(default_factory=list)
+
+
+def command(cmd: str) -> Reply:
+    return Reply(calls=[("function", "exec_command", {"cmd": cmd})])
+
+
+def patch(text: str) -> Reply:
+    return Reply(calls=[("custom", "apply_patch", text)])
+
+
+def code(script: str) -> Reply:
+    return Reply(calls=[("custom", "exec", script)])
+
+
+def script_category(script: str) -> str:
+    """Code mode's `exec`, judged from its JavaScript alone: an apply_patch in it is an edit; only
+    read-only exec_command calls (their `cmd` literals, by the wire's own rule) are exploration; any other
+    command is shell; a script that calls neither is rest."""
+    nested = _NESTED.findall(script)
+    if not nested:
+        return "rest"
+    if "apply_patch" in nested:
+        return "edit"
+    commands = [match.group("cmd") for match in _CMD.finditer(script)]
+    if len(commands) != nested.count("exec_command"):
+        return "shell"  # a command built at run time: not judged as a read
+    return "exploration" if all(bash_category(cmd) == "exploration" for cmd in commands) else "shell"
+
+
+def call_category(name: str, payload: str) -> str:
+    if name == "exec":
+        return script_category(payload)
+    if name == "apply_patch":
+        return "edit"
+    if name in ("exec_command", "shell_command", "shell"):
+        try:
+            arguments = json.loads(payload)
+        except ValueError:
+            return "shell"
+        cmd = arguments.get("cmd") or arguments.get("command") if isinstance(arguments, dict) else None
+        return bash_category(cmd) if isinstance(cmd, str) else "shell"
+    return "rest"
+
+
+def _text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    parts = [part.get("text") or "" for part in content if isinstance(part, dict)] if isinstance(content, list) else []
+    return "\n".join(part for part in parts if part)
+
+
+class ResponsesWire:
+    """Counts a Responses request's pieces by category: (tokens by category, each input item's count)."""
+
+    def __init__(self) -> None:
+        self.counter = Counter(choose())
+
+    def __call__(self, body: dict) -> tuple[dict[str, int], list[int]]:
+        tokens = dict.fromkeys(CATEGORIES, 0)
+        categories: dict[str, str] = {}
+
+        def add(category: str, text: str) -> int:
+            counted = self.counter.count(text) if text else 0
+            tokens[category] += counted
+            return counted
+
+        add("rest", body.get("instructions") or "")
+        if body.get("tools"):
+            add("rest", json.dumps(body["tools"], separators=(",", ":"), ensure_ascii=False))
+        items = []
+        for item in body.get("input") or []:
+            kind = item.get("type") if isinstance(item, dict) else None
+            if kind in ("function_call", "custom_tool_call"):
+                payload = item.get("arguments") if kind == "function_call" else item.get("input")
+                payload = payload if isinstance(payload, str) else json.dumps(payload)
+                category = categories[item.get("call_id")] = call_category(item.get("name") or "", payload)
+                items.append(add(category, f"{item.get('name')} {payload}"))
+            elif kind in ("function_call_output", "custom_tool_call_output"):
+                output = item.get("output")
+                items.append(add(categories.get(item.get("call_id"), "rest"),
+                                 output if isinstance(output, str) else _text(output)))
+            elif kind == "message":
+                items.append(add("rest", _text(item.get("content"))))
+            else:  # additional_tools (the tool schemas), reasoning: as sent
+                items.append(add("rest", json.dumps(item, separators=(",", ":"), ensure_ascii=False)))
+        return tokens, items
+
+
+class FakeResponses:
+    """Start with `start()` (or as a context manager); `base_url` is what Codex's provider points at."""
+
+    def __init__(self, replies: list[Reply], lifetime: float = 300.0, max_requests: int = 100) -> None:
+        self.replies = list(replies)
+        self.wire = ResponsesWire()
+        self.lifetime, self.max_requests = lifetime, max_requests
+        self.requests: list[dict] = []
+        self.lock = threading.Lock()
+        self.server: ThreadingHTTPServer | None = None
+        self.lanes: dict[str, list[int]] = {}  # prompt_cache_key -> the previous request's item counts
+
+    def start(self) -> FakeResponses:
+        owner = self
+
+        class Handler(_Handler):
+            fake = owner
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self._timer = threading.Timer(self.lifetime, self.stop)
+        self._timer.daemon = True
+        self._timer.start()
+        return self
+
+    def stop(self) -> None:
+        server, self.server = self.server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        if getattr(self, "_timer", None) is not None:
+            self._timer.cancel()
+
+    def __enter__(self) -> FakeResponses:
+        return self.start()
+
+    def __exit__(self, *_) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        assert self.server is not None, "start() the server first"
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def billed(self, kind: str | None = None) -> list[dict]:
+        """The requests billed, in order; kind "turn" (the agent loop) or another request_kind."""
+        with self.lock:
+            return [dict(entry) for entry in self.requests
+                    if "prompt_tokens" in entry and (kind is None or entry["kind"] == kind)]
+
+    def answer(self, entry: dict, body: dict, kind: str) -> tuple[Reply, dict]:
+        counted, items = self.wire(body)
+        prompt = sum(counted.values())
+        lane = str(body.get("prompt_cache_key") or "")
+        with self.lock:
+            reply = (self.replies.pop(0) if self.replies else Reply(text=DONE_TEXT)) if kind == "turn" \
+                else Reply(text=TITLE_TEXT)
+            before = self.lanes.get(lane, [])
+            shared = 0
+            for previous, now in zip(before, items, strict=False):
+                if previous != now:
+                    break
+                shared += now
+            self.lanes[lane] = items
+            spoken = reply.text + "".join(f"{name} {json.dumps(payload)}" for _, name, payload in reply.calls)
+            output = self.wire.counter.count(spoken) + 1
+            usage = {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": min(shared, prompt)},
+                     "output_tokens": output, "output_tokens_details": {"reasoning_tokens": 0},
+                     "total_tokens": prompt + output}
+            entry.update(kind=kind, prompt_tokens=prompt, cached_tokens=usage["input_tokens_details"]["cached_tokens"],
+                         output_tokens=output, wire=counted, model=body.get("model"), body=body)
+        return reply, usage
+
+    def log(self, method: str, path: str) -> dict | None:
+        entry = {"method": method, "path": path, "at": time.time(), "number": 0}
+        with self.lock:
+            self.requests.append(entry)
+            entry["number"] = len(self.requests)
+            return entry if len(self.requests) <= self.max_requests else None
+
+
+def _request_kind(header: str | None) -> str:
+    try:
+        metadata = json.loads(header or "{}")
+    except ValueError:
+        return "turn"
+    if not isinstance(metadata, dict):
+        return "turn"
+    if metadata.get("thread_source") == "thread_title":
+        return "title"  # the TUI's title thread: a "turn" of a thread of its own
+    kind = metadata.get("request_kind")
+    return kind if isinstance(kind, str) and kind else "turn"
+
+
+def _items(reply: Reply, number: int) -> list[dict]:
+    items = []
+    if reply.text:
+        items.append({"type": "message", "role": "assistant", "id": f"msg_{number}",
+                      "content": [{"type": "output_text", "text": reply.text, "annotations": []}]})
+    for index, (kind, name, payload) in enumerate(reply.calls):
+        call_id = f"call_{number}_{index}"
+        if kind == "custom":
+            items.append({"type": "custom_tool_call", "id": f"ctc_{number}_{index}", "call_id": call_id,
+                          "name": name, "input": payload, "status": "completed"})
+        else:
+            items.append({"type": "function_call", "id": f"fc_{number}_{index}", "call_id": call_id,
+                          "name": name, "arguments": json.dumps(payload), "status": "completed"})
+    return items
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeResponses
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *_) -> None:
+        pass
+
+    def _send(self, status: int, payload: dict | None) -> None:
+        data = json.dumps(payload or {"error": {"message": "not found"}}).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        self.fake.log("GET", self.path)
+        self._send(404, None)
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        entry = self.fake.log("POST", self.path)
+        if entry is None:
+            self._send(503, {"error": {"message": "fake server: request budget spent"}})
+            return
+        if self.path.split("?")[0].rstrip("/") != "/v1/responses":
+            self._send(404, None)
+            return
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            self._send(400, {"error": {"message": "not JSON"}})
+            return
+        reply, usage = self.fake.answer(entry, body, _request_kind(self.headers.get("x-codex-turn-metadata")))
+        number = entry["number"]
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+
+        def event(payload: dict) -> None:
+            self.wfile.write(f"event: {payload['type']}\ndata: {json.dumps(payload)}\n\n".encode())
+            self.wfile.flush()
+
+        response_id = f"resp_{number}"
+        event({"type": "response.created", "response": {"id": response_id}})
+        for item in _items(reply, number):
+            event({"type": "response.output_item.done", "item": item})
+        event({"type": "response.completed", "response": {"id": response_id, "usage": usage}})
