@@ -7,7 +7,7 @@ tool, and grep / ls / wc through bash), editing and touching a file; another mod
 read to a `task` subagent (a child session); and a `--continue` turn on the first session. Each compares
 xshare's calls, billed prompt, cache reads and output with the server's log, and the exploration share
 with what the requests carried. OpenCode's title request (no tools) is billed and recorded nowhere: it is
-left out of both sides, and xshare must name it (`unrecorded_titles`). Needs $XSHARE_TEST_OPENCODE (the
+left out of both sides, and xshare must name it (`unseen_calls`). Needs $XSHARE_TEST_OPENCODE (the
 `opencode` launcher .ci/run installs); skips without it.
 """
 
@@ -22,6 +22,8 @@ import pytest
 from chat_hosts import compare_with_the_wire, make_project, tool, wait_until, xshare_rows
 from chat_wire import ChatWire
 from fake_openai import FakeOpenAI, Reply
+
+from xshare.sources import unseen
 
 OPENCODE = os.environ.get("XSHARE_TEST_OPENCODE", "")
 SKIP = None if OPENCODE and Path(OPENCODE).is_file() else \
@@ -83,7 +85,7 @@ class Host:
     def titles_named(self, rows: list[dict]) -> None:
         """Every title request the server answered and OpenCode stored is named, none counted."""
         titles = len(self.fake.billed("title"))
-        named = sum(row.get("unrecorded_titles", 0) for row in rows)
+        named = sum(unseen.counts(row.get(unseen.FIELD)).get("opencode_title", 0) for row in rows)
         assert 1 <= named <= titles, (named, titles)
 
 
@@ -122,7 +124,7 @@ def test_another_model_with_a_subagent(tmp_path: Path) -> None:
         assert by_source["subagent"]["api_calls"] == 2 and by_source["interactive"]["model"] == MODELS[1]
         compare_with_the_wire(rows, host.fake)
         host.titles_named(rows)
-        assert by_source["subagent"].get("unrecorded_titles", 0) == 0
+        assert unseen.FIELD not in by_source["subagent"]
     finally:
         host.fake.stop()
 

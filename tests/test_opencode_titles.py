@@ -11,7 +11,7 @@ import pytest
 from agent_fixtures import opencode_db
 
 from xshare.cli import main
-from xshare.sources import opencode
+from xshare.sources import opencode, unseen
 
 
 def _titled(tmp_path: Path, title: str | None) -> Path:
@@ -32,8 +32,8 @@ def test_a_titled_session_says_its_title_request_is_not_counted(tmp_path: Path, 
     path = _titled(tmp_path, title)
     problems: Counter = Counter()
     rows = {row["id"]: row for row in opencode.read(path, len, "chars", problems)}
-    assert rows["ses_b001"].get(opencode.UNRECORDED_TITLES, 0) == want
-    assert opencode.UNRECORDED_TITLES not in rows["ses_b002"]  # a task's child session gets no title request
+    assert unseen.counts(rows["ses_b001"].get(unseen.FIELD)).get(opencode.TITLE, 0) == want
+    assert unseen.FIELD not in rows["ses_b002"]  # a task's child session gets no title request
     assert rows["ses_b001"]["api_calls"] == 3 and not problems  # the figures themselves do not change
 
 
@@ -42,13 +42,13 @@ def test_the_report_and_the_session_name_the_title_requests(tmp_path: Path, caps
     assert main(["report", "--all", "--no-cache", "--opencode-db", str(path)]) == 0
     text = capsys.readouterr().out
     assert "Billed calls no record holds" in text
-    assert "opencode/interactive: 1 title request OpenCode made to name the session" in text
+    assert "opencode/interactive: up to 1 title request OpenCode makes to name a new session" in text
     assert main(["report", "--all", "--json", "--no-cache", "--opencode-db", str(path)]) == 0
     groups = json.loads(capsys.readouterr().out)["groups"]
-    assert groups["opencode/interactive"]["unrecorded_titles"] == 1
+    assert groups["opencode/interactive"][unseen.FIELD] == {opencode.TITLE: 1}
     assert groups["opencode/interactive"]["unrecorded_calls"] == 0  # named, never added to the bill
     assert main(["session", "ses_b001", "--opencode-db", str(path)]) == 0
-    assert "Not in these figures: 1 title request" in capsys.readouterr().out
+    assert "Not in these figures: up to 1 title request OpenCode makes" in capsys.readouterr().out
 
 
 def test_unknown_parts_and_roles_are_counted(tmp_path: Path):

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from xshare import METHOD_VERSION, __version__
 from xshare.ledger import CATEGORIES, REREAD, bill_short, share
 from xshare.printable import printable, printable_lines
+from xshare.sources import unseen
 from xshare.timestamps import parse_time, session_time  # parse_time: rows, history, periods, pages import it here
 
 SOURCE_ORDER = ("interactive", "automated", "subagent", "benchmark", "internal")
@@ -172,13 +173,13 @@ class GroupSums:
     unrecorded_calls: int = 0
     unrecorded_prompt: int = 0
     unrecorded_reviews: int = 0
-    unrecorded_titles: int = 0
     usage_unknown: int = 0
     bill_short: int = 0  # sessions whose bill covers under half their context (ledger.bill_short)
     covered_prompt: int = 0  # the bill of the other sessions, which a share of the bill is taken over
     covered_exploration: int = 0
     covered_reread: int = 0
     tasks: Counter = field(default_factory=Counter)
+    unseen: Counter = field(default_factory=Counter)  # calls billed that no file records (sources/unseen.py)
     billed: list = field(default_factory=lambda: [0] * len(CATEGORIES))
     first_time: list = field(default_factory=lambda: [0] * len(CATEGORIES))
     shares: array = field(default_factory=lambda: array("d"))  # 8 bytes a session, not a float object's 32
@@ -190,7 +191,7 @@ class GroupSums:
         first = [row["first_time_tokens"][category] for category in CATEGORIES]
         calls = row["api_calls"]
         sum(billed) + sum(first) + calls + row["prompt_tokens_billed"] + row["context_tokens"]
-        sum(row.get(name, 0) for name in ("unrecorded_calls", "unrecorded_prompt_tokens", "unrecorded_titles"))
+        sum(row.get(name, 0) for name in ("unrecorded_calls", "unrecorded_prompt_tokens"))
         self.sessions += 1
         self.with_calls += 1 if calls else 0
         self.api_calls += calls
@@ -199,7 +200,6 @@ class GroupSums:
         self.unrecorded_calls += row.get("unrecorded_calls", 0)
         self.unrecorded_prompt += row.get("unrecorded_prompt_tokens", 0)
         self.unrecorded_reviews += row.get("unrecorded_reviews", 0)
-        self.unrecorded_titles += row.get("unrecorded_titles", 0)
         self.usage_unknown += 1 if row.get("usage_unknown") else 0
         if bill_short(row["context_tokens"], row["prompt_tokens_billed"]):
             self.bill_short += 1
@@ -210,6 +210,7 @@ class GroupSums:
         tasks = row.get("unrecorded_tasks")
         if isinstance(tasks, dict) and all(type(count) is int for count in tasks.values()):
             self.tasks.update(tasks)
+        self.unseen.update(unseen.counts(row.get(unseen.FIELD)))
         for index in range(len(CATEGORIES)):
             self.billed[index] += billed[index]
             self.first_time[index] += first[index]
@@ -237,8 +238,8 @@ class GroupSums:
             "unrecorded_tasks": dict(sorted(self.tasks.items())),
             # Hermes's background reviews: billed, recorded nowhere, so estimated and not counted above
             "unrecorded_reviews": self.unrecorded_reviews,
-            # OpenCode's title requests: billed, recorded nowhere, so not counted above (sources/opencode.py)
-            "unrecorded_titles": self.unrecorded_titles,
+            # Codex's TUI title requests, Gemini's router requests: billed, recorded nowhere, not counted above
+            unseen.FIELD: dict(sorted(self.unseen.items())),
             # sessions whose agent recorded no token usage (Codex before 0.3x): counted, share unknown
             "usage_unknown_sessions": self.usage_unknown,
             # sessions whose bill is under half their recorded context: out of the shares of the bill
@@ -406,18 +407,11 @@ def review_note(reviews: int) -> str:
             "Hermes records neither their calls nor their tokens, so they are not counted")
 
 
-def title_note(titles: int) -> str:
-    """OpenCode's title requests: billed calls its database does not record (sources/opencode.py)."""
-    return (f"{titles:,} title request{'s' if titles != 1 else ''} OpenCode made to name "
-            f"{'its sessions' if titles != 1 else 'the session'} (about 600 prompt tokens each); OpenCode records "
-            "neither the call nor its tokens, so they are not counted")
-
-
 def _review_lines(groups: dict[str, dict]) -> list[str]:
     notes = [f"  {printable(key)}: {review_note(count)}"
              for key, group in groups.items() if (count := group.get("unrecorded_reviews"))]
-    notes += [f"  {printable(key)}: {title_note(count)}"
-              for key, group in groups.items() if (count := group.get("unrecorded_titles"))]
+    notes += [f"  {printable(key)}: {note}" for key, group in groups.items()
+              for note in unseen.notes(group.get(unseen.FIELD))]
     return ["", "Billed calls no record holds (not in the figures above):", "", *notes] if notes else []
 
 
@@ -480,7 +474,7 @@ def session_summary(row: dict) -> str:
         *([f"These figures include {_row_unrecorded(row)}"] if row.get("unrecorded_prompt_tokens") else []),
         *([f"Not in these figures: {review_note(row['unrecorded_reviews'])}"] if row.get("unrecorded_reviews")
           else []),
-        *([f"Not in these figures: {title_note(row['unrecorded_titles'])}"] if row.get("unrecorded_titles") else []),
+        *[f"Not in these figures: {note}" for note in unseen.notes(row.get(unseen.FIELD))],
         f"Exploration: {_pct(row['exploration_share_of_context'])} of the recorded context, "
         f"{_pct(row['exploration_share_of_prompt'])} of the billed prompt",
         f"Re-sent reads (files re-sent after a compaction, not in the exploration share): "

@@ -27,8 +27,8 @@ to the billing cap (each step's bill), which drops the oldest context first.
 Title requests. OpenCode names a new top-level session with one more request (no tools, about 600 prompt
 tokens: SessionPrompt.ensureTitle, on the first prompt of a session with no parent and the default title
 "New session - <time>"). The provider bills it; OpenCode records its usage nowhere (not in the steps, nor
-in the session's totals). So it is not counted: a session that was given a title that way says so in
-`unrecorded_titles` (1), and the report names them.
+in the session's totals). So it is not counted: a session that was given a title that way says so in its
+`unseen_calls` ({"opencode_title": 1}, sources/unseen.py), and the report names them.
 
 Unknown. OpenCode before 1.2 kept JSON files under storage/ instead: they are not read (said on stderr). A
 part type or message role this reader does not know is counted on stderr (the billing cap still bounds
@@ -46,7 +46,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from xshare.paths import home as user_home
-from xshare.sources import same_file
+from xshare.sources import same_file, unseen
 from xshare.sources.agent_common import Replay, as_text, iso_time, parse_json
 from xshare.sources.hermes_db import Unreadable, is_locked, open_database
 
@@ -54,7 +54,7 @@ AGENT = "opencode"
 NAME = "OpenCode"
 FLAG = "opencode_db"
 KIND = "database"
-UNRECORDED_TITLES = "unrecorded_titles"  # row field: the session's title request, billed and recorded nowhere
+TITLE = "opencode_title"  # the row's unseen_calls key (sources/unseen.py): its title request, recorded nowhere
 DEFAULT_TITLE = re.compile(r"(New session - |Child session - )\d{4}-\d{2}-\d{2}T")  # session.ts isDefaultTitle
 # part types (message-v2.ts) and roles this reader knows; any other is counted as unknown
 KNOWN_PARTS = frozenset({"text", "reasoning", "tool", "step-start", "step-finish", "compaction", "patch", "file",
@@ -203,7 +203,7 @@ def _read(connection: sqlite3.Connection, count: Callable[[str], int], tokenizer
         row = session.replay.row(str(session_id), "subagent" if parent else "interactive", tokenizer,
                                  str(parent) if parent else None)
         if not parent and isinstance(named, str) and named and not DEFAULT_TITLE.match(named):
-            row[UNRECORDED_TITLES] = 1  # OpenCode's own title request gave it this title
+            row[unseen.FIELD] = {TITLE: 1}  # OpenCode's own title request gave it this title
         if ledgers is not None:
             ledgers[row["id"]] = session.replay.ledger
         rows.append(row)
