@@ -3,20 +3,23 @@ against a fake Chat Completions server (tests/fake_openai.py, api "openai-comple
 request its exact o200k count and counts its exploration tokens itself (tests/chat_wire.py, which judges a
 `tool_call` by the tool it names, as OpenClaw runs it).
 
-Scenarios, `openclaw agent --local` (OpenClaw's print mode; its TUI needs a running gateway): the configured
-default model reading (directly and through `tool_search` / `tool_call`), searching and listing through
-`exec` and `ls`, editing and touching a file; another model (`--model`) in another session reading through
-`tool_call` by catalog id; and a second turn on the same session. 2026.9 keeps the transcripts in SQLite
+Scenarios, `openclaw agent --local` (OpenClaw's print mode): the configured default model reading (directly
+and through `tool_search` / `tool_call`), searching and listing through `exec` and `ls`, editing and touching
+a file; another model (`--model`) in another session reading through `tool_call` by catalog id; a second
+turn on the same session; and the TUI (`openclaw tui --local` in tmux: a prompt typed in, a read and an
+`exec`). 2026.9 keeps the transcripts in SQLite
 (`agents/main/agent/openclaw-agent.sqlite`), big rows zstd-compressed. Each scenario compares xshare's calls,
 billed prompt, cache reads and output with the server's log, and the exploration share with what the
 requests carried. Needs $XSHARE_TEST_OPENCLAW (the `openclaw` launcher) and $XSHARE_TEST_OPENCLAW_NODE
-(the folder holding a Node >= 24.16), set by .ci/run; skips without them.
+(the folder holding a Node >= 24.16), set by .ci/run; skips without them (the TUI test also without tmux).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -128,4 +131,29 @@ def test_a_second_turn_on_the_same_session(tmp_path: Path) -> None:
         assert len(rows) == 1 and rows[0]["api_calls"] == 4  # one session, both turns
         compare_with_the_wire(rows, host.fake)
     finally:
+        host.fake.stop()
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="the TUI test needs tmux")
+def test_the_tui(tmp_path: Path) -> None:
+    replies = [tool("read", path="notes.txt"), tool("exec", command="wc -l notes.txt"), Reply(text="Three lines.")]
+    host = Host(tmp_path, replies)
+    name = f"xshare-openclaw-{os.getpid()}-{tmp_path.name}"
+    env = " ".join(f"{key}={shlex.quote(value)}" for key, value in {**host.env, "TERM": "xterm-256color"}.items())
+    command = f"cd {shlex.quote(str(host.project))} && env -i {env} {shlex.quote(OPENCLAW)} tui --local"
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "45", command], check=True)
+    try:
+        screen = lambda: subprocess.run(["tmux", "capture-pane", "-p", "-t", name], capture_output=True,  # noqa: E731
+                                        text=True).stdout
+        assert wait_until(lambda: "local ready" in screen(), timeout=180), screen()
+        subprocess.run(["tmux", "send-keys", "-t", name, "-l", "How many lines does notes.txt have?"], check=True)
+        assert wait_until(lambda: "notes.txt have?" in screen(), timeout=30), screen()
+        subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
+        assert wait_until(lambda: len(host.fake.billed("main")) == len(replies) and host.answers() == len(replies),
+                          timeout=180), (screen(), host.fake.billed("main"))
+        rows, _ = host.settled_rows()
+        assert len(rows) == 1 and rows[0]["source"] == "interactive" and rows[0]["api_calls"] == len(replies)
+        compare_with_the_wire(rows, host.fake)
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
         host.fake.stop()

@@ -4,18 +4,22 @@ exploration tokens itself (tests/chat_wire.py).
 
 Scenarios, in print mode (`opencode run --auto`): the configured default model reading, searching (the grep
 tool, and grep / ls / wc through bash), editing and touching a file; another model (`--model`) handing a
-read to a `task` subagent (a child session); and a `--continue` turn on the first session. Each compares
+read to a `task` subagent (a child session); a `--continue` turn on the first session; and the TUI
+(`opencode` in tmux: a prompt typed in, two reads, Ctrl-C). Each compares
 xshare's calls, billed prompt, cache reads and output with the server's log, and the exploration share
 with what the requests carried. OpenCode's title request (no tools) is billed and recorded nowhere: it is
 left out of both sides, and xshare must name it (`unseen_calls`). Needs $XSHARE_TEST_OPENCODE (the
-`opencode` launcher .ci/run installs); skips without it.
+`opencode` launcher .ci/run installs); skips without it (the TUI test also without tmux).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -61,8 +65,6 @@ class Host:
         return self.data / "opencode" / "opencode.db"
 
     def run(self, prompt: str, *extra: str) -> None:
-        import subprocess
-
         ran = subprocess.run([OPENCODE, "run", "--auto", *extra, prompt], env=self.env, cwd=self.project,
                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
         assert ran.returncode == 0, ran.stderr[-3000:]
@@ -143,4 +145,32 @@ def test_a_continued_session(tmp_path: Path) -> None:
         host.titles_named(rows)
         assert len(host.fake.billed("title")) == 1  # a continued session is not named again
     finally:
+        host.fake.stop()
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="the TUI test needs tmux")
+def test_the_tui(tmp_path: Path) -> None:
+    replies = [tool("read", filePath="notes.txt"), tool("bash", command="head -3 src/lib.py", description="peek"),
+               Reply(text="Three lines; helpers.")]
+    host = Host(tmp_path, replies)
+    name = f"xshare-opencode-{os.getpid()}-{tmp_path.name}"
+    env = " ".join(f"{key}={shlex.quote(value)}" for key, value in {**host.env, "TERM": "xterm-256color"}.items())
+    command = f"cd {shlex.quote(str(host.project))} && env -i {env} {shlex.quote(OPENCODE)}"
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "45", command], check=True)
+    try:
+        screen = lambda: subprocess.run(["tmux", "capture-pane", "-p", "-t", name], capture_output=True,  # noqa: E731
+                                        text=True).stdout
+        assert wait_until(lambda: "Ask anything" in screen(), timeout=90), screen()
+        subprocess.run(["tmux", "send-keys", "-t", name, "-l", "What is in notes.txt and src/lib.py?"], check=True)
+        assert wait_until(lambda: "notes.txt and src/lib.py?" in screen(), timeout=30), screen()
+        subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
+        assert wait_until(lambda: len(host.fake.billed("main")) == len(replies) and host.steps() == len(replies),
+                          timeout=120), (screen(), host.fake.billed("main"))
+        subprocess.run(["tmux", "send-keys", "-t", name, "C-c"], check=True)
+        rows = host.settled_rows()
+        assert len(rows) == 1 and rows[0]["source"] == "interactive" and rows[0]["api_calls"] == len(replies)
+        compare_with_the_wire(rows, host.fake)
+        host.titles_named(rows)
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
         host.fake.stop()
