@@ -247,3 +247,9 @@ def test_unzstd_round_trip_and_damage():
     assert unzstd.decompress(packed, len(data) + 1) is None  # the recorded size must match
     assert unzstd.decompress(packed[:-9]) is None and unzstd.decompress(b"") is None
     assert unzstd.decompress(b"\x00" * 40) is None and unzstd.decompress("text") is None  # type: ignore[arg-type]
+
+
+def test_unzstd_without_any_decoder(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(unzstd, "_module", False)  # no compression.zstd (Python before 3.14)
+    monkeypatch.setattr(unzstd, "_library", False)  # and no libzstd on this machine
+    assert not unzstd.available() and unzstd.decompress(b"\x28\xb5\x2f\xfd" + b"\x00" * 20) is None

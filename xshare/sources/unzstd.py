@@ -16,13 +16,17 @@ MAX_OUTPUT = 64 << 20  # OpenClaw caps a row at 4 MiB; a whole archive may be la
 _UNKNOWN_SIZE = (1 << 64) - 1, (1 << 64) - 2  # ZSTD_CONTENTSIZE_UNKNOWN, ZSTD_CONTENTSIZE_ERROR
 
 _library: object = None  # not looked for yet; False: none found
+_module: object = None  # the same for the standard library's compression.zstd
 
 
 def _stdlib() -> object:
-    try:
-        return importlib.import_module("compression.zstd")
-    except ImportError:
-        return None
+    global _module
+    if _module is None:
+        try:
+            _module = importlib.import_module("compression.zstd")
+        except ImportError:
+            _module = False  # looked for once: a failed import is not cheap, and rows come by the thousand
+    return _module or None
 
 
 def _libzstd() -> object:
