@@ -4,7 +4,9 @@ names and argument shapes, decided by the same shell-command rule as Claude Code
 Each agent's table maps a tool name to its category and, for a shell tool, the argument holding the
 command. Codex's oldest shell tool (`shell`, 0.36-0.55) takes an argv list such as ["bash", "-lc", "sed -n
 1,80p a.py"]: a shell's `-c`/`-lc` script is judged as the command, any other argv as its words joined.
-`apply_patch` (Codex, OpenCode, OpenClaw) is an edit. A tool no table names is other.
+`apply_patch` (Codex, OpenCode, OpenClaw) is an edit. A tool no table names is other. OpenClaw 2026.9 calls
+most tools through `tool_call {id, args}` (`id` a tool name or a catalog id such as `openclaw:core:read`):
+such a call is judged as the tool it calls, with the arguments it passes.
 """
 
 from __future__ import annotations
@@ -37,10 +39,31 @@ AGENT_TOOLS: dict[str, dict[str, tuple[str, str | None]]] = {
                      shell={"run_shell_command": "command"}),
     "opencode": _tools(exploration="read grep glob list ls codesearch lsp", edit="write edit patch multiedit "
                        "apply_patch", web="webfetch websearch web_fetch web_search", shell={"bash": "command"}),
-    "openclaw": _tools(exploration="read grep find ls", edit="write edit apply_patch",
+    "openclaw": _tools(exploration="read grep find ls dir_list dir_fetch file_fetch",
+                       edit="write edit apply_patch file_write",
                        web="web_fetch web_search browser", shell={"exec": "command", "bash": "command",
                                                                    "process": ""}),
 }
+
+
+# agent -> the tool that calls another one by name (OpenClaw's Tool Search)
+WRAPPERS = {"openclaw": "tool_call"}
+_SELECTORS = ("id", "toolId", "name")  # where OpenClaw's tool_call looks for the target, in this order
+
+
+def wrapped_call(arguments: object) -> tuple[str, object] | None:
+    """The (tool name, arguments) an OpenClaw `tool_call` passes on, or None when it names no tool.
+    Its arguments are `args` (or `input`), else the call's other keys, as OpenClaw reads them."""
+    args = _as_dict(arguments)
+    if args is None:
+        return None
+    target = next((args[key] for key in _SELECTORS if isinstance(args.get(key), str) and args[key].strip()), None)
+    if target is None:
+        return None
+    nested = args.get("args") if args.get("args") is not None else args.get("input")
+    if nested is None or nested == {}:
+        nested = {key: value for key, value in args.items() if key not in (*_SELECTORS, "args", "input")}
+    return target.strip().rsplit(":", 1)[-1], nested
 
 
 @dataclass(frozen=True)
@@ -71,6 +94,11 @@ def command_in(arguments: object, key: str) -> str | None:
 def explain_tool(agent: str, name: str, arguments: object) -> ToolVerdict:
     """Category of one of these agents' tool calls, and why. Never raises, whatever `arguments` holds."""
     table = AGENT_TOOLS.get(agent, {})
+    if name == WRAPPERS.get(agent):
+        target = wrapped_call(arguments)
+        if target is not None and target[0] != name:
+            verdict = explain_tool(agent, *target)
+            return ToolVerdict(verdict.category, f"{name} of {target[0]!r}: {verdict.reason}", verdict.command)
     entry = table.get(name) if isinstance(name, str) else None
     if entry is None:
         return ToolVerdict(OTHER, f"{agent} tool {name!r} neither reads, edits, runs commands nor fetches")

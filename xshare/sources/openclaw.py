@@ -1,26 +1,37 @@
-"""OpenClaw (pi-agent based): one JSONL transcript per session under the state folder
-($OPENCLAW_STATE_DIR, else $OPENCLAW_HOME/.openclaw, else ~/.openclaw).
+"""OpenClaw (pi-agent based): its transcripts under the state folder ($OPENCLAW_STATE_DIR, else
+$OPENCLAW_HOME/.openclaw, else ~/.openclaw). Checked against the corpus's session files (header version
+3) and the real OpenClaw 2026.9.6 run offline (header version 4, in SQLite; tests/test_openclaw_realhost.py).
 
-Where. `agents/<agentId>/sessions/<uuid>.jsonl`, with rotated copies `<uuid>.jsonl.reset.<time>` (a
-/reset started a new session) and `<uuid>.jsonl.deleted.<time>`: they are sessions that were billed, so
-they are read too. `sessions.json` beside them maps session keys to ids: a key with `:subagent:` is
-`openclaw/subagent`, with `:cron:` `openclaw/automated`; the others (the person's chats, on any channel)
-are `openclaw/interactive`.
+Where. Until 2026.9: `agents/<agentId>/sessions/<uuid>.jsonl`, with rotated copies
+`<uuid>.jsonl.reset.<time>` (a /reset started a new session) and `<uuid>.jsonl.deleted.<time>`: they are
+sessions that were billed, so they are read too (2026.9 compresses them: `....zst`, decompressed by
+xshare/sources/unzstd.py). From 2026.9: one SQLite database per agent,
+`agents/<agentId>/agent/openclaw-agent.sqlite`, a transcript entry per row (xshare/sources/openclaw_db.py).
+`sessions.json` (files) or `session_windows.session_key` (SQLite) name each session's key: a key with
+`:subagent:` is `openclaw/subagent`, with `:cron:` `openclaw/automated`; the others (the person's chats,
+on any channel) are `openclaw/interactive`.
 
 What is recorded. Entries `{type, id, parentId, timestamp, ...}`: `session` (the header), `model_change`,
 `message` (`user`; `assistant` with `text`/`thinking`/`toolCall {id, name, arguments}` content and its
-`usage`; `toolResult {toolCallId, toolName, content}`), `compaction {summary, firstKeptEntryId}`,
-`branch_summary`, `custom_message` (an extension's text for the model) and bookkeeping entries.
+`usage`; `toolResult {toolCallId, toolName, content}`; `bashExecution {command, output}`, a shell command
+the person ran; `custom`/`hookMessage`, an extension's text), `compaction {summary, firstKeptEntryId}`,
+`reset {firstKeptEntryId?}`, `branch_summary`, `custom_message` (an extension's text for the model) and
+bookkeeping entries (`thinking_level_change`, `custom`, `label`, `session_info`, `leaf`). A message marked
+`excludeFromContext` is never sent. An entry type or message role not listed here is counted on stderr
+as unknown (it may have been sent: the billing cap still bounds every call). 2026.9 hides most tools
+behind `tool_search` and `tool_call {id, args}`: a `tool_call` is judged by the tool it calls
+(xshare/agent_tools.py), so a read made that way is a read.
 
 Usage. Each assistant message is one API call with `usage {input, output, cacheRead, cacheWrite,
 totalTokens}`, where `input` excludes cache reads and writes (totalTokens = the four summed): prompt billed
 = input + cacheRead + cacheWrite; cache write counted as 5-minute writes. An errored request whose usage is
-all zero billed nothing and is no call.
+all zero billed nothing and is no call; an assistant message with no usage at all is counted on stderr.
 
 Presence and compaction. A message is present from the call after it. A compaction entry drops every
-entry before `firstKeptEntryId` (all of them when that id is unknown) and adds its summary. OpenClaw's
-transcript is a tree (`parentId`): a branch the person moved away from stays present until the billing cap
-(each call's bill) drops it, as it drops the oldest context first.
+entry before `firstKeptEntryId` (all of them when that id is unknown) and adds its summary; a reset entry
+does the same without a summary. OpenClaw's transcript is a tree (`parentId`): a branch the person moved
+away from stays present until the billing cap (each call's bill) drops it, as it drops the oldest context
+first.
 
 Unknown. No reasoning-token figure (output includes it, if billed); the system prompt is overhead.
 """
@@ -32,16 +43,24 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from xshare.sources import same_file
+from xshare.measure.agent_tools import explain_tool
+from xshare.sources import same_file, unzstd
 from xshare.sources.agent_common import Replay, as_text, content_text, parse_json
+from xshare.sources.openclaw_db import COMPRESSED_UNREADABLE, DATABASE_NAME, read_sessions
 from xshare.state.paths import home as user_home
 from xshare.state.store import loads
 
 AGENT = "openclaw"
 NAME = "OpenClaw"
 FLAG = "openclaw_home"
-KIND = "files"
+KIND = "database"  # a database changes through its -wal too; a session file's stamp is the same as before
 ROTATED = (".jsonl.reset.", ".jsonl.deleted.")
+# entry types and message roles this reader knows; anything else is counted as unknown
+BOOKKEEPING = frozenset({"thinking_level_change", "custom", "label", "session_info", "leaf"})
+ROLES = frozenset({"user", "assistant", "toolResult", "bashExecution", "custom", "hookMessage"})
+UNKNOWN_ENTRY = "OpenClaw transcript entries of a type this xshare does not know (skipped)"
+UNKNOWN_ROLE = "OpenClaw messages with a role this xshare does not know (skipped)"
+NO_USAGE = "OpenClaw assistant messages without usage (not counted as calls)"
 
 
 def default_homes() -> list[Path]:
@@ -54,7 +73,8 @@ def default_homes() -> list[Path]:
 
 
 def describe(homes: list[Path]) -> list[str]:
-    return [f"OpenClaw transcripts under {home}/agents/*/sessions" for home in homes]
+    return [f"OpenClaw transcripts under {home}/agents/*/sessions and {home}/agents/*/agent/{DATABASE_NAME}"
+            for home in homes]
 
 
 def discover(homes: list[Path]) -> list[Path]:
@@ -63,7 +83,13 @@ def discover(homes: list[Path]) -> list[Path]:
         for path in sorted(home.glob("agents/*/sessions/*.jsonl*")):
             if path.name.endswith(".jsonl") or any(mark in path.name for mark in ROTATED):
                 found.append(path)
+        found += sorted(path for path in home.glob(f"agents/*/agent/{DATABASE_NAME}") if path.is_file())
     return same_file.unique_files(found)  # a file reached twice (a symlinked home, a hard link) is read once
+
+
+def group_of(key: str) -> str:
+    """A session key's group: `agent:main:subagent:...`, `agent:main:cron:...`, else the person's chats."""
+    return "subagent" if ":subagent:" in key else "automated" if ":cron:" in key else "interactive"
 
 
 def _groups(folder: Path) -> dict[str, str]:
@@ -76,15 +102,15 @@ def _groups(folder: Path) -> dict[str, str]:
     for key, entry in index.items() if isinstance(index, dict) else ():
         session_id = entry.get("sessionId") if isinstance(entry, dict) else None
         if isinstance(session_id, str) and isinstance(key, str):
-            groups[session_id] = "subagent" if ":subagent:" in key else "automated" if ":cron:" in key else \
-                "interactive"
+            groups[session_id] = group_of(key)
     return groups
 
 
 class _Transcript:
-    def __init__(self, path: Path, count: Callable[[str], int], problems: Counter, detail: bool) -> None:
+    def __init__(self, session_id: str, count: Callable[[str], int], problems: Counter, detail: bool) -> None:
         self.replay = Replay(AGENT, count, problems, detail)
-        self.session_id = path.name.split(".jsonl", 1)[0]
+        self.problems = problems
+        self.session_id = session_id
         self.order: list[str] = []  # entry ids in the order their text became present
 
     def entry(self, entry: object) -> None:
@@ -104,15 +130,22 @@ class _Transcript:
                 replay.model = entry["modelId"]
         elif kind == "message" and isinstance(entry.get("message"), dict):
             self._message(entry["message"], key, stamp)
-        elif kind == "compaction":
+        elif kind in ("compaction", "reset"):
             self._compaction(entry)
         elif kind == "branch_summary":
             replay.add("conversation", as_text(entry.get("summary")), key)
         elif kind == "custom_message":
             replay.add("injected", content_text(entry.get("content")), key)
+        elif not isinstance(kind, str) or kind not in BOOKKEEPING:
+            self.problems[UNKNOWN_ENTRY] += 1
 
     def _message(self, message: dict, key: str | None, stamp: str | None) -> None:
         replay, role = self.replay, message.get("role")
+        if not isinstance(role, str) or role not in ROLES:
+            self.problems[UNKNOWN_ROLE] += 1
+            return
+        if message.get("excludeFromContext") is True:  # kept for the person, never sent to the model
+            return
         if role == "assistant":
             if isinstance(message.get("model"), str):
                 replay.model = message["model"]
@@ -125,6 +158,8 @@ class _Transcript:
                 else:
                     replay.output("conversation", content_text([part]), key)
             usage = message.get("usage") if isinstance(message.get("usage"), dict) else {}
+            if not usage:
+                self.problems[NO_USAGE] += 1
             counts = replay.usage((usage.get(name) for name in ("input", "cacheRead", "cacheWrite", "output")), 3)
             fresh, read, write, output = counts or (0, 0, 0, 0)  # impossible: no call
             counted = {"input": fresh, "cache_read": read, "cache_write_5m": write, "output": output}
@@ -134,8 +169,15 @@ class _Transcript:
                                message.get("toolName"), key)
         elif role == "user":
             replay.add("conversation", content_text(message.get("content")), key)
+        elif role == "bashExecution":  # the person's own `!command`: judged as the agent's exec would be
+            command = message.get("command") if isinstance(message.get("command"), str) else ""
+            category = explain_tool(AGENT, "exec", {"command": command}).category
+            replay.add(category, f"{command}\n{as_text(message.get('output'))}".strip(), key)
+        else:  # custom, hookMessage: an extension's text for the model
+            replay.add("injected", content_text(message.get("content")), key)
 
     def _compaction(self, entry: dict) -> None:
+        """A compaction (or a reset: no summary) drops the entries before its first kept one."""
         replay = self.replay
         replay.flush()
         kept = entry.get("firstKeptEntryId")
@@ -152,15 +194,42 @@ class _Transcript:
             replay.compact(as_text(entry.get("summary")))
 
 
+def _row(transcript: _Transcript, source: str, tokenizer: str, ledgers: dict | None) -> dict:
+    row = transcript.replay.row(transcript.session_id, source, tokenizer)
+    if ledgers is not None:
+        ledgers[row["id"]] = transcript.replay.ledger
+    return row
+
+
+def _read_database(path: Path, count: Callable[[str], int], tokenizer: str, problems: Counter,
+                   ledgers: dict | None) -> list[dict]:
+    rows = []
+    for stored in read_sessions(path, problems):
+        transcript = _Transcript(stored.session_id, count, problems, ledgers is not None)
+        transcript.replay.seen(stored.created)
+        for entry in stored.entries:
+            transcript.entry(entry)
+        rows.append(_row(transcript, group_of(stored.session_key), tokenizer, ledgers))
+    return rows
+
+
 def read(path: Path, count: Callable[[str], int], tokenizer: str, problems: Counter,
          ledgers: dict | None = None) -> list[dict]:
-    """The session row of one transcript (with `ledgers`, its detailed ledger too)."""
+    """The session row of one transcript, or of every session in a database (with `ledgers`, their
+    detailed ledgers too)."""
+    if path.name == DATABASE_NAME:
+        return _read_database(path, count, tokenizer, problems, ledgers)
     try:
         data = path.read_bytes()
     except OSError:
         problems["OpenClaw transcripts that vanished or could not be read"] += 1
         return []
-    transcript = _Transcript(path, count, problems, ledgers is not None)
+    if path.name.endswith(".zst"):  # 2026.9's archived transcripts
+        data = unzstd.decompress(data)
+        if data is None:
+            problems[COMPRESSED_UNREADABLE] += 1
+            return []
+    transcript = _Transcript(path.name.split(".jsonl", 1)[0], count, problems, ledgers is not None)
     bad = 0
     for line in data.splitlines():
         if not line.strip():
@@ -171,8 +240,4 @@ def read(path: Path, count: Callable[[str], int], tokenizer: str, problems: Coun
             bad += 1
     if bad:
         problems["OpenClaw transcript lines that are not JSON (skipped)"] += bad
-    source = _groups(path.parent).get(transcript.session_id, "interactive")
-    row = transcript.replay.row(transcript.session_id, source, tokenizer)
-    if ledgers is not None:
-        ledgers[row["id"]] = transcript.replay.ledger
-    return [row]
+    return [_row(transcript, _groups(path.parent).get(transcript.session_id, "interactive"), tokenizer, ledgers)]

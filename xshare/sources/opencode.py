@@ -1,5 +1,7 @@
 """OpenCode (sst/opencode): every session in one SQLite database, opencode.db, in OpenCode's data folder
 ($XDG_DATA_HOME/opencode, default ~/.local/share/opencode; other release channels: opencode-<channel>.db).
+Checked against the corpus's database (1.17.x) and the real OpenCode 1.18.33 run offline
+(tests/test_opencode_realhost.py).
 
 What is recorded. Tables `session` (id, parent_id: a subagent's child session, times), `message` (one row
 per message, its fields as JSON in `data`) and `part` (the message's pieces, JSON in `data`: `text`,
@@ -22,19 +24,28 @@ compaction: the summary message that follows (`summary: true`) is billed on the 
 everything before it is dropped and the summary stays. Tool outputs OpenCode prunes from old turns are left
 to the billing cap (each step's bill), which drops the oldest context first.
 
-Unknown. OpenCode before 1.2 kept JSON files under storage/ instead: they are not read (said on stderr).
+Title requests. OpenCode names a new top-level session with one more request (no tools, about 600 prompt
+tokens: SessionPrompt.ensureTitle, on the first prompt of a session with no parent and the default title
+"New session - <time>"). The provider bills it; OpenCode records its usage nowhere (not in the steps, nor
+in the session's totals). So it is not counted: a session that was given a title that way says so in its
+`unseen_calls` ({"opencode_title": 1}, sources/unseen.py), and the report names them.
+
+Unknown. OpenCode before 1.2 kept JSON files under storage/ instead: they are not read (said on stderr). A
+part type or message role this reader does not know is counted on stderr (the billing cap still bounds
+what each step carried).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sqlite3
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
-from xshare.sources import same_file
+from xshare.sources import same_file, unseen
 from xshare.sources.agent_common import Replay, as_text, iso_time, parse_json
 from xshare.sources.sqlite import Unreadable, is_locked, open_database
 from xshare.state.paths import home as user_home
@@ -43,6 +54,13 @@ AGENT = "opencode"
 NAME = "OpenCode"
 FLAG = "opencode_db"
 KIND = "database"
+TITLE = "opencode_title"  # the row's unseen_calls key (sources/unseen.py): its title request, recorded nowhere
+DEFAULT_TITLE = re.compile(r"(New session - |Child session - )\d{4}-\d{2}-\d{2}T")  # session.ts isDefaultTitle
+# part types (message-v2.ts) and roles this reader knows; any other is counted as unknown
+KNOWN_PARTS = frozenset({"text", "reasoning", "tool", "step-start", "step-finish", "compaction", "patch", "file",
+                         "snapshot", "agent", "subtask", "retry"})
+UNKNOWN_PART = "OpenCode message parts of a type this xshare does not know (skipped)"
+UNKNOWN_ROLE = "OpenCode messages with a role this xshare does not know (skipped)"
 
 
 def default_homes() -> list[Path]:
@@ -77,6 +95,12 @@ class _Session:
 
     def message(self, data: dict, parts: list[dict]) -> None:
         replay = self.replay
+        if data.get("role") not in ("user", "assistant"):
+            replay.problems[UNKNOWN_ROLE] += 1
+            return
+        unknown = sum(1 for part in parts if not isinstance(part.get("type"), str) or part["type"] not in KNOWN_PARTS)
+        if unknown:
+            replay.problems[UNKNOWN_PART] += unknown
         stamp = replay.seen((data.get("time") or {}).get("created") if isinstance(data.get("time"), dict) else None)
         if data.get("role") == "assistant":
             if isinstance(data.get("modelID"), str):
@@ -147,9 +171,11 @@ def _read(connection: sqlite3.Connection, count: Callable[[str], int], tokenizer
     for table, columns in wanted.items():
         if not columns <= _columns(connection, table):
             raise Unreadable("OpenCode databases without OpenCode's session, message and part tables, skipped")
+    title = "title" if "title" in _columns(connection, "session") else "NULL"
     connection.execute("BEGIN")  # one snapshot for the three queries
     try:
-        sessions = connection.execute("SELECT id, parent_id, time_created, time_updated FROM session").fetchall()
+        sessions = connection.execute(f"SELECT id, parent_id, time_created, time_updated, {title} FROM session"
+                                      ).fetchall()
         messages: dict[str, list[tuple[str, dict]]] = defaultdict(list)
         for message_id, session_id, data in connection.execute(
                 "SELECT id, session_id, data FROM message ORDER BY session_id, id"):
@@ -165,7 +191,7 @@ def _read(connection: sqlite3.Connection, count: Callable[[str], int], tokenizer
         with contextlib.suppress(sqlite3.Error):
             connection.execute("COMMIT")
     rows = []
-    for session_id, parent, created, updated in sessions:
+    for session_id, parent, created, updated, named in sessions:
         session = _Session(count, problems, ledgers is not None)
         session.replay.seen(created)
         for message_id, data in messages.get(session_id, []):
@@ -176,6 +202,8 @@ def _read(connection: sqlite3.Connection, count: Callable[[str], int], tokenizer
             session.replay.ledger.first_seen = started  # the session's own start places it in a window
         row = session.replay.row(str(session_id), "subagent" if parent else "interactive", tokenizer,
                                  str(parent) if parent else None)
+        if not parent and isinstance(named, str) and named and not DEFAULT_TITLE.match(named):
+            row[unseen.FIELD] = {TITLE: 1}  # OpenCode's own title request gave it this title
         if ledgers is not None:
             ledgers[row["id"]] = session.replay.ledger
         rows.append(row)

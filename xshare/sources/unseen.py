@@ -20,6 +20,9 @@ WHAT = {
     # each prompt; with -m it does not ask, and the chat file does not say which was the case
     "gemini_router": "model-router request{s} Gemini CLI makes before a prompt when the model is on auto "
                      "(its default; about 500-900 prompt tokens each), at most one a prompt",
+    # OpenCode 1.18 names a new top-level session with one request without tools (SessionPrompt.ensureTitle);
+    # neither its steps nor the session's totals record it (sources/opencode.py)
+    "opencode_title": "title request{s} OpenCode makes to name a new session (about 600 prompt tokens each)",
 }
 
 
