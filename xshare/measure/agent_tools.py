@@ -54,7 +54,7 @@ _SELECTORS = ("id", "toolId", "name")  # where OpenClaw's tool_call looks for th
 def wrapped_call(arguments: object) -> tuple[str, object] | None:
     """The (tool name, arguments) an OpenClaw `tool_call` passes on, or None when it names no tool.
     Its arguments are `args` (or `input`), else the call's other keys, as OpenClaw reads them."""
-    args = _as_dict(arguments)
+    args = as_dict(arguments)
     if args is None:
         return None
     target = next((args[key] for key in _SELECTORS if isinstance(args.get(key), str) and args[key].strip()), None)
