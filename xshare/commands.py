@@ -379,6 +379,11 @@ def cmd_statusline(args: argparse.Namespace) -> int:
     from xshare.install import statusline_setup
 
     if args.action == "install":
+        from xshare.live.statusline import install_refusal
+
+        if refused := install_refusal(args.format, args.line2):
+            _say(refused)
+            return 2
         code, message = statusline_setup.install(args.force, args.format, "" if args.no_line2 else args.line2)
     else:
         code, message = getattr(statusline_setup, args.action)()
