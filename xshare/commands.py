@@ -31,10 +31,14 @@ def _print_json(value: object) -> None:
     print(json_text(value))
 
 
-def _report_problems(problems: dict) -> None:
-    """One line per kind of problem, never one per line of input."""
+def _report_problems(problems: dict, demo: bool = False) -> None:
+    """One line per kind of problem, never one per line of input; the demo's are labelled as on purpose."""
+    notes: dict[str, str] = {}
+    if demo:
+        from xshare.demo.corpus import DELIBERATE_ODDITIES as notes
     for kind, count in sorted(problems.items()):
-        _say(f"{kind}: {count:,}")
+        note = notes.get(kind)
+        _say(f"{kind}: {count:,}" + (f" ({note})" if note else ""))
 
 
 def _refuse_rows_file(args: argparse.Namespace) -> bool:
@@ -72,7 +76,7 @@ def _measure_in_window(args: argparse.Namespace, window):
 
     measured = measure_all(args.claude_root, _choice(args), window.since, not args.no_cache,
                            hermes_dbs=args.hermes_db, agent_homes=_agent_homes(args))
-    _report_problems(measured.problems)
+    _report_problems(measured.problems, getattr(args, "demo", False))
     place = CountingPlace(window)
     rows, deferred = in_window(measured.rows, place)  # a session without API calls is a session
     if place.undated:
