@@ -1,0 +1,141 @@
+"""Issue 21, the first five minutes: the demo's deliberate oddities labelled, status-line formats checked at
+install, marks in one format and removable, the install files (LICENSE, plugin.json) truthful."""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from xshare.cli import main
+from xshare.demo.corpus import DELIBERATE_ODDITIES
+from xshare.live import statusline
+from xshare.report.periods import marks_path, read_marks
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+# --- finding 2: the demo's warnings say they are on purpose --------------------------------------------
+
+
+def test_every_warning_of_the_demo_says_it_is_on_purpose(capsys):
+    code, out, err = run(capsys, "report", "--demo")
+    lines = err.splitlines()
+    assert code == 0 and out.startswith("Exploration share") and "Traceback" not in err
+    assert len(lines) == len(DELIBERATE_ODDITIES)  # both oddities still reported, as on any machine
+    assert all(line.startswith("xshare: ") and "(on purpose: " in line for line in lines)
+
+
+def test_the_same_oddity_outside_the_demo_is_not_called_deliberate(capsys, tmp_path: Path):
+    project = tmp_path / "projects" / "-home-u-app"
+    project.mkdir(parents=True)
+    good = {"type": "user", "uuid": "u1", "sessionId": "s1", "timestamp": "2026-11-30T10:00:00Z",
+            "message": {"role": "user", "content": "hello"}}
+    (project / "s1.jsonl").write_text(json.dumps(good) + "\n{not json\n" + json.dumps(good | {"uuid": "u2"}) + "\n")
+    code, _, err = run(capsys, "report", "--all", "--no-history", "--claude-root", str(tmp_path / "projects"))
+    assert "malformed lines skipped: 1" in err and "on purpose" not in err and "Traceback" not in err
+
+
+def test_the_demo_figures_are_those_of_a_run_without_the_labels(capsys):
+    """The labels change stderr only: the JSON report is the same figures twice over."""
+    first = json.loads(run(capsys, "report", "--demo", "--json")[1])
+    second = json.loads(run(capsys, "report", "--demo", "--json")[1])
+    assert first["groups"] == second["groups"] and first["groups"]["claude-code/interactive"]["sessions"] == 6
+
+
+# --- finding 7: status-line formats are checked at install ----------------------------------------------
+
+
+@pytest.mark.parametrize(("flags", "said"), [
+    (("--format", "{bogus} x"), "unknown field {bogus}"),
+    (("--line2", "{last} · {nope}"), "unknown field {nope}"),
+    (("--format", "explore {} calls"), "a field needs a name"),
+    (("--format", "explore {context"), "not a format"),
+    (("--format", "{calls:d}"), "not a format"),
+])
+def test_a_format_that_cannot_render_is_refused_with_the_fields(capsys, isolated_home: Path, flags, said):
+    code, out, err = run(capsys, "statusline", "install", *flags)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+    assert said in err and "the fields are " in err and "{context}" not in err.split("the fields are")[1]
+    assert all(name in err.split("the fields are")[1].split() for name in ("context", "behind", "tokenizer"))
+    assert not (isolated_home / ".claude" / "settings.json").exists()  # nothing written
+
+
+def test_a_format_of_known_fields_installs(capsys, isolated_home: Path):
+    code, out, _ = run(capsys, "statusline", "install", "--format", "explore {context} · {calls} calls{behind}",
+                       "--line2", "{tokenizer} {last}")
+    assert code == 0 and out.startswith("installed in ")
+    assert "{behind}" in (isolated_home / ".claude" / "settings.json").read_text()
+
+
+def test_every_field_a_format_may_name_renders(tmp_path: Path):
+    every = " ".join("{" + name + "}" for name in statusline.FIELD_NAMES)
+    assert statusline.format_problem(every) is None and statusline.format_problem(statusline.DEFAULT_FORMAT) is None
+    assert set(statusline.FIELD_NAMES) >= {"context", "bill", "calib", "calls", "behind", "tokenizer", "rebuilt"}
+
+
+def test_a_bad_format_already_in_settings_names_the_field_on_the_line(capsys, monkeypatch: pytest.MonkeyPatch):
+    saved = {"exploration_share_of_context": 0.2, "api_calls": 3, "tokenizer": "o200k_base"}
+    monkeypatch.setattr(statusline, "read_regular", lambda path: json.dumps(saved).encode())
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b'{"session_id": "s"}')))
+    assert statusline.main(["--format", "{bogus}", "--no-catch-up"]) == 0
+    assert capsys.readouterr().out == "explore: unknown field {bogus}\n"
+
+
+# --- finding 9: marks in one format, and removable ------------------------------------------------------
+
+
+def test_a_mark_prints_the_same_when_made_and_when_listed(capsys):
+    made = run(capsys, "mark", "--at", "2026-11-20T08:15:42.123456+00:00", "a CLAUDE.md rule")[1]
+    listed = run(capsys, "mark")[1]
+    assert made == "marked 2026-11-20 08:15 UTC  a CLAUDE.md rule\n"
+    assert listed == "1  2026-11-20 08:15 UTC  a CLAUDE.md rule\n"
+
+
+def test_a_mark_made_now_is_listed_as_it_was_printed(capsys):
+    made = run(capsys, "mark", "added", "an", "index")[1]
+    assert made.startswith(f"marked {datetime.now(timezone.utc):%Y-%m-%d}")
+    assert run(capsys, "mark")[1] == "1  " + made.removeprefix("marked ")
+
+
+def test_remove_a_mark_by_its_number_and_correct_one(capsys):
+    for at, label in (("2026-11-01", "first"), ("2026-11-10", "wrong date"), ("2026-11-20", "third")):
+        assert run(capsys, "mark", "--at", at, label)[0] == 0
+    code, out, _ = run(capsys, "mark", "--remove", "2")
+    assert code == 0 and out == "removed 2026-11-10 00:00 UTC  wrong date\n"
+    assert run(capsys, "mark", "--at", "2026-11-12", "right date")[0] == 0  # the correction: mark again
+    assert [mark["label"] for mark in read_marks()] == ["first", "right date", "third"]
+
+
+@pytest.mark.parametrize("argv", [("--remove", "3"), ("--remove", "0"), ("--remove", "1", "label"),
+                                  ("--remove", "1", "--at", "2026-11-01")])
+def test_a_remove_that_cannot_be_done_is_refused_in_one_line(capsys, argv):
+    run(capsys, "mark", "--at", "2026-11-01", "one")
+    run(capsys, "mark", "--at", "2026-11-02", "two")
+    before = marks_path().read_bytes()
+    code, out, err = run(capsys, "mark", *argv)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert marks_path().read_bytes() == before
+
+
+def test_no_marks_is_said_and_remove_says_there_are_none(capsys):
+    code, out, err = run(capsys, "mark")
+    assert code == 0 and out == "" and "no marks yet" in err
+    code, _, err = run(capsys, "mark", "--remove", "1")
+    assert code == 2 and "there are no marks" in err
+
+
+def test_mark_help_says_how_to_remove_and_correct(capsys):
+    with pytest.raises(SystemExit):
+        main(["mark", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--remove" in text and "To correct one, remove it and mark again" in text
