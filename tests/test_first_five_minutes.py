@@ -139,3 +139,52 @@ def test_mark_help_says_how_to_remove_and_correct(capsys):
         main(["mark", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "--remove" in text and "To correct one, remove it and mark again" in text
+
+
+# --- finding 10: installing -------------------------------------------------------------------------------
+
+
+def test_the_license_is_the_mit_licence_the_manifests_name():
+    text = (REPO / "LICENSE").read_text()
+    assert text.startswith("MIT License\n") and "Copyright (c) " in text and "the xshare authors" in text
+    assert "Permission is hereby granted, free of charge" in text and 'THE SOFTWARE IS PROVIDED "AS IS"' in text
+    assert json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())["license"] == "MIT"
+    assert 'license = { text = "MIT" }' in (REPO / "pyproject.toml").read_text()
+
+
+def test_no_manifest_names_an_invented_home():
+    for name in ("plugin.json", "marketplace.json"):
+        text = (REPO / ".claude-plugin" / name).read_text()
+        assert "http" not in text.replace("https://json.schemastore.org/", ""), name
+    readme = (REPO / "README.md").read_text()
+    assert "<owner>/xshare" not in readme and "/plugin marketplace add /path/to/xshare" in readme
+
+
+class RecordingContext:
+    """What Hermes's PluginContext offers a plugin; records which registrations the plugin made."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def __getattr__(self, name: str):
+        return lambda *args, **kwargs: self.calls.append(name)
+
+
+def test_the_hermes_plugin_replaces_no_tool_so_the_readme_can_say_answer_no():
+    from xshare.live import hermes_plugin
+
+    context = RecordingContext()
+    hermes_plugin.register(context)
+    assert "register_command" in context.calls and "register_cli_command" in context.calls
+    assert set(context.calls) <= {"register_hook", "register_command", "register_cli_command"}  # no tool, no llm
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert "Allow this plugin to replace built-in tools" in readme
+    assert "hermes plugins enable xshare --no-allow-tool-override" in readme
+
+
+def test_ci_run_says_it_installs_system_packages_and_can_be_told_not_to():
+    script = (REPO / ".ci" / "run").read_text()
+    apt_lines = [line for line in script.splitlines() if line.startswith("if ") and "apt-get" in line]
+    assert len(apt_lines) == 2 and all('"${XSHARE_SKIP_APT:-0}" != 1' in line for line in apt_lines)
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert "installs Debian's `chromium` and `tmux` system-wide" in readme and "XSHARE_SKIP_APT=1 .ci/run" in readme
