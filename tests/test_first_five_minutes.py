@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -188,3 +189,76 @@ def test_ci_run_says_it_installs_system_packages_and_can_be_told_not_to():
     assert len(apt_lines) == 2 and all('"${XSHARE_SKIP_APT:-0}" != 1' in line for line in apt_lines)
     readme = " ".join((REPO / "README.md").read_text().split())
     assert "installs Debian's `chromium` and `tmux` system-wide" in readme and "XSHARE_SKIP_APT=1 .ci/run" in readme
+
+
+# --- finding 11: the HTML index reads at 1280 and 390 px; -o says what else it wrote --------------------
+
+
+def test_a_table_shows_a_uuid_by_its_first_8_characters_and_a_long_name_cut():
+    from xshare.html.index_page import SHOWN_ID, short_id
+
+    assert short_id("1eaa61cb-668e-483a-b3ef-9fb0c5bfd87e") == "1eaa61cb"
+    assert short_id("20261130_101500_ab12cd") == "20261130_101500_" [: SHOWN_ID - 1] + "\u2026"
+    assert short_id("ses_short") == "ses_short"
+
+
+def test_the_index_table_keeps_whole_ids_as_tooltips_and_hides_detail_on_a_phone(tmp_path: Path):
+    from xshare.html.analysis import Linked
+    from xshare.html.index_page import sessions_table
+
+    parent = {"id": "1eaa61cb-668e-483a-b3ef-9fb0c5bfd87e", "agent": "claude-code", "source": "interactive",
+              "model": "claude-opus-4-6", "started_at": "2026-11-12T10:05:00Z", "api_calls": 43,
+              "prompt_tokens_billed": 1_451_782, "exploration_share_of_context": 0.234,
+              "exploration_share_of_prompt": 0.22}
+    child = {**parent, "id": parent["id"] + "/agent-acompact-b278210dcea95a24", "parent": parent["id"],
+             "source": "internal"}
+    html = sessions_table([Linked(parent, "p.html"), Linked(child, "c.html")], "Session", nested=True)
+    assert f'title="{parent["id"]}">1eaa61cb</span>' in html
+    assert 'title="agent-acompact-b278210dcea95a24">acompact-b27821\u2026</span>' in html
+    assert f'data-session="{parent["id"]}"' in html  # the row still carries the whole id
+    header = html.split("</thead>")[0]
+    assert header.count("hide-s") == 5  # model, start, duration, calls, of billed: on the session's page
+    assert '<th class="n">Exploration of context</th>' in header  # the headline stays on a phone
+    assert '<td class="src">' in html and 'class="sessions"' in html
+
+
+def test_the_chart_keeps_mark_labels_above_the_plot_and_the_last_week_inside(tmp_path: Path):
+    from xshare.html import chart
+
+    billed = dict.fromkeys(("exploration", "edit", "shell", "web", "other", "reread", "conversation", "injected",
+                            "neuralmind", "overhead"), 0) | {"exploration": 200, "overhead": 800}
+    rows = [{"id": f"s{day}", "agent": "claude-code", "source": "interactive",
+             "started_at": f"2026-11-{day:02d}T10:00:00Z", "api_calls": 2, "prompt_tokens_billed": 1000,
+             "context_tokens": 1000, "exploration_share_of_context": 0.2, "billed_tokens": billed,
+             "first_time_tokens": billed}
+            for day in (2, 9, 16, 23)]
+    marks = [{"label": "first change", "at": "2026-11-09T00:00:00Z"},
+             {"label": "a second change with a long label", "at": "2026-11-23T00:00:00Z"}]
+    html = chart.chart_html(rows, marks, {})
+    svg = html.split("</svg>")[0]
+    width = float(re.search(r'viewBox="0 0 ([\d.]+) ', svg).group(1))
+    hundred = float(re.search(r'y1="([\d.]+)"[^>]*/><text x="4" y="[\d.]+" font-size="11">100%', svg).group(1))
+    labels = re.findall(r'<text x="([\d.]+)" y="([\d.]+)" font-size="11" fill="#7d3c98" text-anchor="(\w+)">', svg)
+    assert len(labels) == 2 and all(float(y) < hundred - 8 for _, y, _ in labels)  # no series runs up there
+    assert labels[0][1] != labels[1][1]  # neighbours on two rows
+    assert labels[1][2] == "end" and float(labels[1][0]) < width  # the right-hand label ends at its line
+    last = re.findall(r'<text x="([\d.]+)" y="[\d.]+" font-size="11" text-anchor="middle">W47</text>', svg)
+    assert last and float(last[0]) + 25 <= width  # "W47" (and "2026-W47") whole inside the drawing
+    assert 'class="trend"' in svg and '<div class="scroll">' in html and "style=" not in html
+
+
+def test_html_o_says_it_wrote_the_subagent_pages_beside_the_page(capsys, tmp_path: Path):
+    out = tmp_path / "site" / "page.html"
+    out.parent.mkdir()
+    code, printed, err = run(capsys, "html", "--demo", "-o", str(out))
+    beside = sorted(path.name for path in out.parent.iterdir() if path != out)
+    assert code == 0 and printed.strip().endswith("page.html") and len(beside) == 1
+    assert f"wrote {len(beside)} subagent page(s) beside it" in err and "on purpose" not in err
+
+
+def test_html_index_of_the_demo_labels_its_oddities(capsys, tmp_path: Path):
+    out = tmp_path / "index.html"
+    code, _, err = run(capsys, "html", "--demo", "--index", "-o", str(out))
+    problems = [line for line in err.splitlines() if "lines" in line]
+    assert code == 0 and len(problems) == 2 and all("(on purpose: " in line for line in problems)
+
