@@ -300,9 +300,9 @@ def test_dates_utc_cannot_hold_are_refused_in_one_line(tmp_path: Path, capsys: p
 
 def test_mark_at_an_offset_is_stored_and_printed_in_utc(capsys: pytest.CaptureFixture):
     code, out, _ = run(capsys, "mark", "--at", "2026-11-30T09:00+02:00", "a", "rule")
-    assert code == 0 and out == "marked 2026-11-30 07:00 UTC: a rule\n"
+    assert code == 0 and out == "marked 2026-11-30 07:00 UTC  a rule\n"
     code, out, _ = run(capsys, "mark")
-    assert out == "2026-11-30T07:00:00+00:00  a rule\n"
+    assert out == "1  2026-11-30 07:00 UTC  a rule\n"
     code, _, err = run(capsys, "mark", "--at", "9999-12-31T23:00-05:00", "late")
     assert code == 2 and len(err.splitlines()) == 1
 
@@ -310,7 +310,7 @@ def test_mark_at_an_offset_is_stored_and_printed_in_utc(capsys: pytest.CaptureFi
 def test_an_older_mark_stored_with_an_offset_reads_in_utc(capsys: pytest.CaptureFixture):
     history_path().parent.mkdir(parents=True, exist_ok=True)
     (history_path().parent / "marks.json").write_text(json.dumps([{"label": "old", "at": "2026-11-30T23:30:00-05:00"}]))
-    assert run(capsys, "mark")[1] == "2026-12-01T04:30:00+00:00  old\n"
+    assert run(capsys, "mark")[1] == "1  2026-12-01 04:30 UTC  old\n"
     rows = [{"id": "a", "agent": "claude-code", "source": "interactive", "started_at": "2026-12-01T01:00:00.000Z",
              "api_calls": 1, "prompt_tokens_billed": 10, "context_tokens": 10, "exploration_share_of_context": 0.1,
              "billed_tokens": {"exploration": 1}, "first_time_tokens": {"exploration": 1}}]

@@ -23,8 +23,10 @@ EVENTS = {"PostToolBatch", "Stop", "SubagentStop", "PreCompact", "PostCompact", 
 def test_manifest_and_marketplace():
     manifest = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())
     assert manifest["name"] == "xshare" and re.fullmatch(r"\d+\.\d+\.\d+", manifest["version"])
-    for key in ("description", "author", "license", "repository", "keywords"):
+    for key in ("description", "author", "license", "keywords"):
         assert manifest[key]
+    # no invented home: the repository's public address is not known to the checkout (issue 21)
+    assert "homepage" not in manifest and "repository" not in manifest
     market = json.loads((REPO / ".claude-plugin" / "marketplace.json").read_text())
     assert market["name"] == "xshare" and market["owner"]["name"]
     assert market["plugins"] == [market["plugins"][0]] and market["plugins"][0]["source"] == "./"

@@ -89,10 +89,16 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--by", choices=("week", "month"),
                         help="also the groups per week or month (of start times, in UTC)")
 
-    mark = commands.add_parser("mark", help="name a change; reports split before and after it (no label: list)")
+    mark = commands.add_parser(
+        "mark", help="name a change; reports split before and after it (no label: list them, numbered)",
+        description="Name a change, e.g. `xshare mark \"added NeuralMind\"`; reports then show the share before "
+                    "and after it. `xshare mark` alone lists the marks, numbered; `xshare mark --remove 2` removes "
+                    "the second. To correct one, remove it and mark again (with --at for an earlier moment).")
     mark.add_argument("label", nargs="*", help='what changed, e.g. "added NeuralMind"')
     mark.add_argument("--at", metavar="DATE",
                       help="when (a date or ISO timestamp, UTC unless offset; stored in UTC); default now")
+    mark.add_argument("--remove", metavar="N", type=int,
+                      help="remove mark N, as `xshare mark` numbers them (1 is the oldest)")
 
     collect = commands.add_parser("collect", help="nightly: add new sessions to a rows file, replace grown ones")
     add_measure_options(collect)

@@ -31,10 +31,14 @@ def _print_json(value: object) -> None:
     print(json_text(value))
 
 
-def _report_problems(problems: dict) -> None:
-    """One line per kind of problem, never one per line of input."""
+def _report_problems(problems: dict, demo: bool = False) -> None:
+    """One line per kind of problem, never one per line of input; the demo's are labelled as on purpose."""
+    notes: dict[str, str] = {}
+    if demo:
+        from xshare.demo.corpus import DELIBERATE_ODDITIES as notes
     for kind, count in sorted(problems.items()):
-        _say(f"{kind}: {count:,}")
+        note = notes.get(kind)
+        _say(f"{kind}: {count:,}" + (f" ({note})" if note else ""))
 
 
 def _refuse_rows_file(args: argparse.Namespace) -> bool:
@@ -72,7 +76,7 @@ def _measure_in_window(args: argparse.Namespace, window):
 
     measured = measure_all(args.claude_root, _choice(args), window.since, not args.no_cache,
                            hermes_dbs=args.hermes_db, agent_homes=_agent_homes(args))
-    _report_problems(measured.problems)
+    _report_problems(measured.problems, getattr(args, "demo", False))
     place = CountingPlace(window)
     rows, deferred = in_window(measured.rows, place)  # a session without API calls is a session
     if place.undated:
@@ -201,25 +205,49 @@ def _over_time_text(by: str | None, summed) -> str:
 
 def cmd_mark(args: argparse.Namespace) -> int:
     """Name a change (a CLAUDE.md rule, an index, another model): reports split before and after it."""
-    from xshare.report.periods import add_mark, read_marks
-    from xshare.report.render import parse_cli_time, parse_time
+    from xshare.report.periods import add_mark, mark_line, read_marks
+    from xshare.report.render import parse_cli_time
 
+    if args.remove is not None:
+        return _remove_mark(args)
     if not args.label:
-        for mark in read_marks():  # in UTC, whatever offset an older version stored
-            print(printable(f"{parse_time(mark['at']).isoformat()}  {mark['label']}"))
+        if not read_marks():
+            _say('no marks yet; `xshare mark "what changed"` adds one')
+        for number, mark in enumerate(read_marks(), 1):  # numbered for --remove; in UTC, whatever was stored
+            print(f"{number}  {mark_line(mark)}")
         return 0
     try:
         at = parse_cli_time(args.at) if args.at else datetime.now(timezone.utc)
     except ValueError as error:
         _say(str(error))
         return 2
-    label = " ".join(args.label)
     try:
-        add_mark(label, at)
+        mark = add_mark(" ".join(args.label), at)
     except OSError as error:
         _say(f"could not store the mark: {error.strerror or error}")
         return 1
-    print(printable(f"marked {at:%Y-%m-%d %H:%M} UTC: {label}"))
+    print(f"marked {mark_line(mark)}")
+    return 0
+
+
+def _remove_mark(args: argparse.Namespace) -> int:
+    """`xshare mark --remove N`: N as `xshare mark` numbers them."""
+    from xshare.report.periods import mark_line, read_marks, remove_mark
+
+    count = len(read_marks())
+    if args.label or args.at:
+        _say("--remove takes only the mark's number; to correct a mark, remove it and mark again with --at")
+        return 2
+    if not 1 <= args.remove <= count:
+        _say(f"no mark {args.remove}: " + (f"the marks are 1 to {count} (`xshare mark` lists them)" if count
+                                           else "there are no marks"))
+        return 2
+    try:
+        removed = remove_mark(args.remove)
+    except OSError as error:
+        _say(f"could not store the marks: {error.strerror or error}")
+        return 1
+    print(f"removed {mark_line(removed)}")
     return 0
 
 
@@ -379,6 +407,11 @@ def cmd_statusline(args: argparse.Namespace) -> int:
     from xshare.install import statusline_setup
 
     if args.action == "install":
+        from xshare.live.statusline import install_refusal
+
+        if refused := install_refusal(args.format, args.line2):
+            _say(refused)
+            return 2
         code, message = statusline_setup.install(args.force, args.format, "" if args.no_line2 else args.line2)
     else:
         code, message = getattr(statusline_setup, args.action)()

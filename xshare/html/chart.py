@@ -9,7 +9,9 @@ from html import escape
 from xshare.report.periods import period_of, split_by_period
 from xshare.report.render import READINGS, parse_time, summarize
 
-_WIDTH, _HEIGHT, _LEFT, _TOP, _BOTTOM = 720, 260, 48, 16, 40
+# drawn at 1:1 up to _WIDTH (svg.trend in template.html), so the labels read at the page's small size;
+# _TOP leaves a strip above the plot for the marks' labels, _RIGHT room for the last period's name
+_WIDTH, _HEIGHT, _LEFT, _TOP, _BOTTOM, _RIGHT = 780, 290, 48, 40, 40, 40
 _SERIES = (("exploration_share_of_context", "#c0392b", "interactive exploration share"),
            ("recorded_over_billed", "#2471a3", "calibration (recorded / billed)"))
 
@@ -19,7 +21,7 @@ def _y(value: float, top: float) -> float:
 
 
 def _x(index: int, count: int) -> float:
-    span = _WIDTH - _LEFT - 16
+    span = _WIDTH - _LEFT - _RIGHT
     return _LEFT + (span * index / (count - 1) if count > 1 else span / 2)
 
 
@@ -48,17 +50,23 @@ def _lines(points: list[tuple[float, float]], colour: str) -> str:
 
 
 def _marks_svg(marks: list[dict], periods: list[str], by: str) -> str:
-    """Each mark as a dashed vertical line at its period."""
+    """Each mark as a dashed vertical line at its period, labelled in the strip above the plot (where no
+    series runs), alternating two rows so that neighbours' labels do not overlap; a label in the right half
+    ends at its line, so that it stays on the chart."""
     out = []
+    drawn = 0
     for mark in marks:
         at = parse_time(mark.get("at"))
         period = period_of(at, by) if at else None
         if period not in periods:
             continue
         x = _x(periods.index(period), len(periods))
-        out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{_TOP}" y2="{_HEIGHT - _BOTTOM}" stroke="#7d3c98" '
-                   f'stroke-dasharray="4 3"/><text x="{x + 3:.1f}" y="{_TOP + 10}" font-size="11" fill="#7d3c98">'
-                   f"{escape(mark['label'])}</text>")
+        label_y = 13 + 13 * (drawn % 2)
+        anchor, label_x = ("end", x - 3) if x > _WIDTH / 2 else ("start", x + 3)
+        out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{label_y + 3}" y2="{_HEIGHT - _BOTTOM}" stroke="#7d3c98" '
+                   f'stroke-dasharray="4 3"/><text x="{label_x:.1f}" y="{label_y}" font-size="11" fill="#7d3c98" '
+                   f'text-anchor="{anchor}">{escape(mark["label"])}</text>')
+        drawn += 1
     return "".join(out)
 
 
@@ -74,7 +82,7 @@ def _axes(top: float) -> str:
     out = []
     for limit in [limit for limit, _, _ in READINGS[:-1]] + [1.0]:
         y = _y(limit, top)
-        out.append(f'<line x1="{_LEFT}" x2="{_WIDTH - 8}" y1="{y:.1f}" y2="{y:.1f}" stroke="#999" '
+        out.append(f'<line x1="{_LEFT}" x2="{_WIDTH - _RIGHT + 8}" y1="{y:.1f}" y2="{y:.1f}" stroke="#999" '
                    f'stroke-dasharray="2 2"/><text x="4" y="{y + 4:.1f}" font-size="11">{limit:.0%}</text>')
     return "".join(out)
 
@@ -104,15 +112,16 @@ def chart_html(rows: list[dict], marks: list[dict], page_of: dict[str, str], by:
         return ""
     periods, top = [period for period, _, _ in figures], _top(figures)
     parts = [f'<section class="chart"><h2>Over time, by {by}</h2>',
-             f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_WIDTH} {_HEIGHT}" width="100%" role="img" '
-             f'aria-label="interactive exploration share and calibration per {by}">', _axes(top)]
+             f'<div class="scroll"><svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_WIDTH} {_HEIGHT}" '
+             f'class="trend" role="img" aria-label="interactive exploration share and calibration per {by}">',
+             _axes(top)]
     for field, colour, _ in _SERIES:
         points = [(_x(index, len(figures)), _y(group[field], top)) for index, (_, group, _) in enumerate(figures)
                   if group and group[field] is not None]
         parts.append(_lines(points, colour))
     parts.append(_marks_svg(marks, periods, by))
     parts.append(_labels(periods, [group["sessions"] if group else 0 for _, group, _ in figures]))
-    parts.append("</svg>")
+    parts.append("</svg></div>")
     legend = "; ".join(f'<svg width="10" height="10"><circle cx="5" cy="5" r="4" fill="{colour}"/></svg> '
                        f"{escape(words)}" for _, colour, words in _SERIES)  # no style attribute: the CSP
     parts.append(f'<p class="sub">{legend}; dashed grey: the reading\'s 10% and 30% lines, and 100%; dashed '

@@ -10,11 +10,20 @@ from collections.abc import Callable
 from pathlib import Path
 
 from xshare.html.agents import write_agent_page, write_hermes_page
-from xshare.html.write import html_dir, most_recent, shown_path, transcript_roots, write_index, write_session_page
+from xshare.html.write import (
+    html_dir,
+    most_recent,
+    shown_path,
+    subagent_files,
+    transcript_roots,
+    write_index,
+    write_session_page,
+)
 from xshare.measure import tokens as tokenizers
 from xshare.report.outputs import refusal
 from xshare.sessions.claude_code import find_session
 from xshare.sources.agents import homes_given
+from xshare.sources.claude.files import discover
 from xshare.sources.hermes import state_db as hermes
 from xshare.text import printable
 
@@ -58,10 +67,14 @@ def _done(path: Path, open_it: bool) -> int:
     return 0
 
 
-def _say_problems(problems: Counter, say: Callable[[str], None]) -> None:
-    """One line per kind of problem, as `xshare report` prints them; each said once."""
+def _say_problems(problems: Counter, say: Callable[[str], None], demo: bool = False) -> None:
+    """One line per kind of problem, as `xshare report` prints them (the demo's labelled as on purpose);
+    each said once."""
+    notes: dict[str, str] = {}
+    if demo:
+        from xshare.demo.corpus import DELIBERATE_ODDITIES as notes
     for kind, count in sorted(problems.items()):
-        say(f"{kind}: {count:,}")
+        say(f"{kind}: {count:,}" + (f" ({notes[kind]})" if kind in notes else ""))
     problems.clear()
 
 
@@ -72,7 +85,7 @@ def cli_html(args: argparse.Namespace, say: Callable[[str], None]) -> int:
     try:
         return _cli_html(args, say, problems)
     finally:
-        _say_problems(problems, say)
+        _say_problems(problems, say, getattr(args, "demo", False))
 
 
 def _cli_html(args: argparse.Namespace, say: Callable[[str], None], problems: Counter) -> int:
@@ -119,9 +132,14 @@ def _cli_html(args: argparse.Namespace, say: Callable[[str], None], problems: Co
                 return 2
             # the demo's most recent session is a short one; its largest shows every section
             file = max(recent, key=lambda f: f.path.stat().st_size) if demo else recent[0]
+        all_files = discover(transcript_roots(args.claude_root))
+        subs = subagent_files(file, all_files)  # their pages go beside it, linked from it: said, not quiet
         try:
-            path = write_session_page(file, choice, out, args.claude_root, origin=origin, problems=problems)
+            path = write_session_page(file, choice, out, args.claude_root, origin=origin, problems=problems,
+                                      all_files=all_files, subs=subs)
         except OSError as error:
             say(f"could not write the page: {error.strerror or error}")
             return 1
+        if subs:
+            say(f"wrote {len(subs):,} subagent page(s) beside it, linked from its page")
     return _done(path, args.open)

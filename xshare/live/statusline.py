@@ -113,6 +113,31 @@ def fields(payload: dict, saved: dict | None, colour: bool) -> dict[str, str]:
     return values
 
 
+FIELD_NAMES = tuple(fields({}, None, False))  # what --format and --line2 may name, in braces
+
+
+def format_problem(line_format: str) -> str | None:
+    """Why `line_format` would not render, in words (an unknown field, a stray brace); None when it would."""
+    try:
+        line_format.format(**dict.fromkeys(FIELD_NAMES, ""))
+    except KeyError as error:
+        return f"unknown field {{{error.args[0]}}}"
+    except IndexError:
+        return "a field needs a name, e.g. {context}"
+    except (ValueError, AttributeError, TypeError) as error:
+        return f"not a format xshare can fill ({error})"
+    return None
+
+
+def install_refusal(line_format: str | None, line2: str | None) -> str | None:
+    """Why `statusline install` must not write these formats (the line would read "explore: ..." and
+    nothing else), with the fields there are; None when both render."""
+    for flag, value in (("--format", line_format), ("--line2", line2)):
+        if value and (problem := format_problem(value)):
+            return f"{flag}: {problem}; the fields are {' '.join(FIELD_NAMES)}; nothing installed"
+    return None
+
+
 def catch_up(payload: dict, saved: dict | None, behind: bool) -> None:
     """No hook may come (the compaction summary is written after the last one): start the update here."""
     session, transcript = payload.get("session_id"), payload.get("transcript_path")
@@ -190,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         text = render(payload if isinstance(payload, dict) else {}, line_format, second, colour, update,
                       terminal_width())
     except Exception as error:  # a status line must never fail: say so briefly instead
-        text = f"explore: unavailable ({error.__class__.__name__})"
+        problem = format_problem(line_format) or (format_problem(second) if second else None)
+        text = f"explore: {problem}" if problem else f"explore: unavailable ({error.__class__.__name__})"
     sys.stdout.write(text + "\n")
     return 0

@@ -137,6 +137,21 @@ def add_mark(label: str, at: datetime) -> dict:
     return mark
 
 
+def remove_mark(number: int) -> dict | None:
+    """Remove the mark `xshare mark` lists as `number` (1 is the oldest); None when there is no such mark."""
+    marks = read_marks()
+    if not 1 <= number <= len(marks):
+        return None
+    removed = marks.pop(number - 1)
+    atomic_write(marks_path(), dumps(marks))
+    return removed
+
+
+def mark_line(mark: dict) -> str:
+    """A mark as every command prints it: its moment to the minute, in UTC, then its label."""
+    return printable(f"{parse_time(mark['at']):%Y-%m-%d %H:%M} UTC  {mark['label']}")
+
+
 def _side(tally: Tally) -> dict:
     """One side of a mark: the interactive groups' sessions, shares and reading."""
     return {key: {"sessions": g["sessions"], "exploration_share_of_context": g["exploration_share_of_context"],
@@ -158,7 +173,7 @@ def marks_text(rows: Iterable[dict] | OverTime, marks: list[dict]) -> str:
     lines = ["Before and after the changes you marked (interactive sessions):", ""]
     for mark, (before, after) in zip(marks, summed.sides, strict=True):
         at = parse_time(mark["at"])
-        lines.append(f"  {printable(mark['label'])} ({at:%Y-%m-%d %H:%M} UTC):")
+        lines.append(f"  {printable(mark['label'])} ({at:%Y-%m-%d %H:%M} UTC):")  # as mark_line has it
         sides = {"before": _side(before), "after": _side(after)}
         for key in sorted(set(sides["before"]) | set(sides["after"])):
             for name, side in sides.items():
