@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -140,9 +141,15 @@ def test_the_pin_tool_lists_every_file_of_the_release_and_checks_them(tmp_path: 
     lock = tmp_path / "requirements.txt"
     lock.write_text("# header kept\n# --- pins (generated) ---\n# a note kept above the pin\ndemo==1.0\n")
     try:
+        try:  # a namespace with no network at all (not even the loopback) cannot reach the fake index
+            socket.create_connection(("127.0.0.1", server.server_port), timeout=5).close()
+        except OSError:
+            pytest.skip("no loopback to serve the fake index on")
+        local = {**os.environ, "no_proxy": "127.0.0.1", "NO_PROXY": "127.0.0.1"}  # never through a proxy
+
         def tool(*args: str) -> subprocess.CompletedProcess:
             return subprocess.run([sys.executable, str(TOOL), str(lock), "--index", index, *args],
-                                  capture_output=True, text=True, timeout=60)
+                                  capture_output=True, text=True, timeout=60, env=local)
 
         assert tool("--check").returncode == 1
         assert tool().returncode == 0

@@ -184,10 +184,12 @@ def test_the_hermes_entry_point_name_loads_the_plugin():
 def test_the_status_line_path_in_users_settings_still_runs(tmp_path: Path):
     """`statusline install` wrote `python3 -I -S <package>/xshare/statusline.py` into settings.json: that file
     must still render, from any folder, with Claude Code's payload on stdin."""
+    import xshare
     from xshare.install import statusline_setup
 
-    script = statusline_setup.script_path()
-    assert script == PACKAGE / "statusline.py" and str(script) in statusline_setup.command()
+    script = statusline_setup.script_path()  # the installed package's (site-packages on a fresh machine)
+    assert script == Path(xshare.__file__).resolve().parent / "statusline.py"
+    assert str(script) in statusline_setup.command()
     transcript = tmp_path / "projects" / "-home-dev-app" / "6f1d1a52-3c1e-4d0e-9a55-2f1c8d7e0b11.jsonl"
     transcript.parent.mkdir(parents=True)
     transcript.write_text("")
