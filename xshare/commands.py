@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from xshare.arguments import build_parser
-from xshare.text import json_text, printable, printable_lines
+from xshare.text import json_text, output_width, printable, printable_lines
 
 if TYPE_CHECKING:
     from xshare.measure.tokens import TokenizerChoice
@@ -134,7 +134,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({**report.to_json(), **_over_time_json(args.by, summed)})
     else:
-        sys.stdout.write(report.to_text() + _over_time_text(args.by, summed))
+        width = output_width()
+        sys.stdout.write(report.to_text(width, _over_time_text(args.by, summed, width), by=bool(args.by),
+                                        marked=bool(summed.marks)))
     return 0
 
 
@@ -173,7 +175,7 @@ def _report_from_rows(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({**report.to_json(), "rollup": rollup.to_json()})
     else:
-        sys.stdout.write(report.to_text())
+        sys.stdout.write(report.to_text(output_width(), hint=False))  # its next step is the team's to choose
     return 0
 
 
@@ -191,10 +193,10 @@ def _over_time_json(by: str | None, summed) -> dict:
             **({"marks": marks_json(summed, summed.marks)} if summed.marks else {})}
 
 
-def _over_time_text(by: str | None, summed) -> str:
+def _over_time_text(by: str | None, summed, width: int | None = None) -> str:
     from xshare.report.periods import marks_text, periods_text
 
-    parts = [periods_text(summed, by)] if by else []
+    parts = [periods_text(summed, by, width)] if by else []
     parts += [marks_text(summed, summed.marks)] if summed.marks else []
     return printable_lines("\n".join(["", *parts])) if parts else ""
 
