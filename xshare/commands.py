@@ -115,9 +115,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     if not rows:
         still = f"; {deferred} still active at its end" if deferred else ""
         _say(f"no session started in the window ({window.describe()}){still}")
-        for place in measured.looked_in:
-            _say(f"looked for {place}")
-        _say("try `xshare report --all`, a longer --since-days, or `xshare report --demo` for a sample report")
+        outside = _outside_window(args, window, measured)
+        for line in outside or [f"looked for {place}" for place in measured.looked_in]:
+            _say(line)
+        if not outside:
+            _say("try `xshare report --all`, a longer --since-days, or `xshare report --demo` for a sample report")
         return 2
     if args.rows:
         try:
@@ -138,6 +140,28 @@ def cmd_report(args: argparse.Namespace) -> int:
         sys.stdout.write(report.to_text(width, _over_time_text(args.by, summed, width), by=bool(args.by),
                                         marked=bool(summed.marks)))
     return 0
+
+
+def _outside_window(args: argparse.Namespace, window, measured) -> list[str]:
+    """An empty window's word on what lies outside it: how many sessions started before and after it, the
+    newest start, and the flag that takes them in (the sessions are measured again without the window's
+    start, from the cache for most of them, so that an empty report never hides what exists)."""
+    from xshare.report.words import outside_window
+    from xshare.sessions.measure import measure_all
+
+    if window.since is not None:
+        with _quiet_stderr():  # their problems were said, or are outside the window
+            measured = measure_all(args.claude_root, _choice(args), None, not args.no_cache,
+                                   hermes_dbs=args.hermes_db, agent_homes=_agent_homes(args))
+    starts = [row.get("started_at") for _, row in measured.rows.pairs()]
+    return outside_window(window, starts, datetime.now(timezone.utc))
+
+
+def _quiet_stderr():
+    import contextlib
+    import io
+
+    return contextlib.redirect_stderr(io.StringIO())
 
 
 def _report_from_rows(args: argparse.Namespace) -> int:

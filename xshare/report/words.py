@@ -6,6 +6,10 @@ Works on the groups' figures only (report/render.py sums them), so nothing here 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from datetime import datetime
+
+from xshare.measure.timestamps import session_time
 from xshare.sources import unseen
 from xshare.text import printable
 
@@ -105,3 +109,23 @@ def next_step(groups: dict[str, dict], everything: bool, by: bool, marked: bool)
         return "Next: `xshare report --by week` shows whether the share is rising or falling."
     return ('Next: when you try a change (a code index, a map of the code in CLAUDE.md), `xshare mark "what '
             'changed"` and later reports compare before and after.')
+
+
+def outside_window(window, starts: Iterable[object], now: datetime) -> list[str]:
+    """For an empty window (a report/render.py Window): how many sessions started before and after it,
+    when the newest of those before started, and the flag that takes them in; [] when there are none."""
+    times = [moment for moment in map(session_time, starts) if moment is not None]
+    before = [moment for moment in times if window.since and moment < window.since]
+    after = [moment for moment in times if moment > window.until]
+    lines = []
+    if before:
+        newest = max(before)
+        days = (now.date() - newest.date()).days  # the window starts at midnight, N days back
+        flag = f"--since-days {days:,}" if window.label.startswith("last ") else f"--since {newest:%Y-%m-%d}"
+        every = f"all {len(before):,}" if len(before) > 1 else "it"
+        lines.append(f"{len(before):,} session{'s' if len(before) != 1 else ''} started before it, the newest on "
+                     f"{newest:%Y-%m-%d %H:%M} UTC: `{flag}` takes that one in, `--all` takes {every}")
+    if after:
+        lines.append(f"{len(after):,} session{'s' if len(after) != 1 else ''} started after it (it ends "
+                     f"{window.until:%Y-%m-%d %H:%M} UTC): a later --until, or none, takes them in")
+    return lines
