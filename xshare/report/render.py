@@ -333,6 +333,7 @@ class Report:
                 hint: bool = True) -> str:
         """The report for a person, laid out in `width` columns (None: one line per table row); `appendix`
         (the periods, the marks) goes before the closing next step, which `by`/`marked` help choose."""
+        line_width = min(width or 105, 105)  # the column notes stay readable on a wide screen or in a file
         found = "; ".join(f"{name}: {status}" for name, status in self.sources.items())
         deferred = f" ({self.deferred} more still active at the window's end, left for a later run)"
         groups = self.groups.items()
@@ -378,7 +379,7 @@ class Report:
         note = f" ({self.tokenizer_note})" if self.tokenizer_note else ""
         notes = (*COLUMN_NOTES[:4], *([NEURALMIND_NOTE] if neuralmind else []), *COLUMN_NOTES[4:])
         lines += ["", *wrap(f"Tokenizer: {self.tokenizer}{note}", width), ""]
-        lines += [part for line in notes for part in wrap(line, min(width or 105, 105), "  ")]
+        lines += [part for line in notes for part in wrap(line, line_width, "  ")]
         if appendix:
             lines += appendix.rstrip("\n").split("\n")
         if hint:
