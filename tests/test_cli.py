@@ -50,7 +50,7 @@ def test_demo_report(capsys):
     assert code == 0
     assert out.startswith("Exploration share of the token bill\n")
     assert "claude-code / interactive" in out and "claude-code / subagent" in out and "claude-code / internal" in out
-    assert "Pre-registered reading" in out and "Tokenizer: " in out
+    assert "What it means for your bill" in out and "Tokenizer: " in out
     assert "malformed lines skipped: 1" in err and "Traceback" not in err
 
 

@@ -71,6 +71,6 @@ def test_the_report_names_a_session_whose_bill_was_lost(tmp_path: Path, capsys) 
     assert cli.main(["report", "--all", "--estimate", "--no-history", "--hermes-db", str(path),
                      "--claude-root", str(tmp_path / "none")]) == 0
     out = capsys.readouterr().out
-    assert "1 session billed under half of what its own records show was sent" in out
+    assert "1 session whose recorded bill is under half of what its own records show was sent" in out
     assert cli.main(["session", "lost", "--estimate", "--hermes-db", str(path)]) == 0
     assert "its share of the bill is unknown" in capsys.readouterr().out

@@ -41,7 +41,7 @@ def test_the_report_and_the_session_name_the_title_requests(tmp_path: Path, caps
     path = _titled(tmp_path, "Why the build is slow")
     assert main(["report", "--all", "--no-cache", "--opencode-db", str(path)]) == 0
     text = capsys.readouterr().out
-    assert "Billed calls no record holds" in text
+    assert "Calls you were billed for that no record holds" in text
     assert "opencode/interactive: up to 1 title request OpenCode makes to name a new session" in text
     assert main(["report", "--all", "--json", "--no-cache", "--opencode-db", str(path)]) == 0
     groups = json.loads(capsys.readouterr().out)["groups"]

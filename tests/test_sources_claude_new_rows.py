@@ -209,7 +209,8 @@ def test_report_session_path_and_live_hook_agree(capsys, tmp_path: Path):
 def test_the_texts_say_when_calls_were_not_written(capsys, tmp_path: Path):
     main_path, _, _ = a_session_with_a_subagent_and_a_compaction(tmp_path / "src")
     assert main(["session", str(main_path), "--estimate"]) == 0
-    assert "billed but not in the record: compactions, from Claude Code's own usage totals" in capsys.readouterr().out
+    assert ("billed but not in the record: compactions (the agent summarising a long conversation), from Claude "
+            "Code's own usage totals") in capsys.readouterr().out
     assert main(["report", "--all", "--no-cache", "--estimate", "--claude-root", str(tmp_path / "src"),
                  "--hermes-db", str(tmp_path / "none.db")]) == 0
     out = capsys.readouterr().out

@@ -124,4 +124,4 @@ def test_report_groups_and_header(tmp_path: Path, capsys: pytest.CaptureFixture)
     assert main(["report", "--all", "--codex-home", str(home)]) == 0
     text = capsys.readouterr().out
     assert "Codex CLI: read" in text and "codex / subagent" in text
-    assert "1 session records no token usage" in text
+    assert "1 session (an agent version that wrote none): counted, its share unknown" in text

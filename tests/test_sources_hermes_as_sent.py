@@ -177,7 +177,7 @@ def test_the_report_and_the_session_say_reviews_are_not_counted(tmp_path: Path, 
     env = ["--hermes-db", str(path), "--no-history"]
     assert cli.main(["report", "--all", *env]) == 0
     out = capsys.readouterr().out
-    assert "Billed calls no record holds (not in the figures above):" in out
+    assert "Calls you were billed for that no record holds (so not in the figures above):" in out
     assert "hermes/interactive: about 1 background memory/skill review Hermes started" in out
     assert cli.main(["report", "--all", "--json", *env]) == 0
     assert json.loads(capsys.readouterr().out)["groups"]["hermes/interactive"]["unrecorded_reviews"] == 1

@@ -110,7 +110,7 @@ def test_report_groups_count_the_auxiliary_calls(tmp_path: Path, capsys: pytest.
     assert group["prompt_tokens_billed"] == sum(MAIN[:3]) + group["unrecorded_prompt_tokens"]
     code, text, _ = run(capsys, "report", "--all", "--estimate", "--hermes-db", str(path),
                         "--claude-root", str(tmp_path / "no-claude"))
-    assert code == 0 and "Billed calls the record does not show" in text
+    assert code == 0 and "Calls you were billed for that the records show only in total" in text
     assert (f"hermes/interactive: includes 2 calls ({group['unrecorded_prompt_tokens']:,} prompt tokens) billed but "
             "not in the record: Hermes's auxiliary calls (compression 1, title_generation 1)") in text
 

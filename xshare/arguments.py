@@ -10,7 +10,27 @@ import argparse
 
 from xshare import __version__
 
-DESCRIPTION = "The `xshare` command: parse arguments, call the package, choose the exit code."  # its --help line
+DESCRIPTION = """\
+How much of your coding agent's token bill went to reading and searching code (exploration), measured
+from the sessions Claude Code, Hermes, Codex CLI, Gemini CLI, OpenCode and OpenClaw recorded on this
+machine. Your data stays here; the report prints totals only, never a prompt, path or session id."""
+EXAMPLES = """\
+start here:
+  xshare report --demo          a report on the invented sample that ships with xshare
+  xshare report                 your sessions of the last 30 days
+  xshare html                   a page on your latest session, call by call
+  xshare statusline install     the share of the session you're in, under Claude Code's prompt
+
+`xshare COMMAND --help` says more about each command."""
+# what bare `xshare` prints: a short orientation instead of argparse's "arguments are required"
+ORIENTATION = f"{DESCRIPTION}\n\n{EXAMPLES}\n"
+_RAW = argparse.RawDescriptionHelpFormatter  # keeps the examples' lines as written
+
+
+def _command(commands, name: str, summary: str, description: str, examples: str) -> argparse.ArgumentParser:
+    """A command whose --help says what it does for the user, with examples."""
+    return commands.add_parser(name, help=summary, description=description, epilog=f"examples:\n{examples}",
+                               formatter_class=_RAW)
 
 
 def add_measure_options(parser: argparse.ArgumentParser) -> None:
@@ -30,8 +50,11 @@ def add_measure_options(parser: argparse.ArgumentParser) -> None:
     ):
         parser.add_argument(flag, action="append", metavar="PATH",
                             help=f"{what}, read-only (repeatable); default: {default}")
-    parser.add_argument("--estimate", action="store_true", help="count characters / 4 instead of o200k_base")
-    parser.add_argument("--vocab", metavar="FILE", help="o200k_base.tiktoken file to use (or $XSHARE_VOCAB)")
+    parser.add_argument("--estimate", action="store_true",
+                        help="count characters / 4 instead of o200k_base tokens (quicker, rougher; no download)")
+    parser.add_argument("--vocab", metavar="FILE",
+                        help="the o200k_base.tiktoken file to count with (or $XSHARE_VOCAB), e.g. on a machine "
+                             "with no network")
     parser.add_argument("--no-cache", action="store_true",
                         help="read every transcript and count every text again (no cache, no count store)")
 
@@ -71,12 +94,56 @@ def add_window_options(parser: argparse.ArgumentParser) -> None:
                         help="end the window H hours ago; sessions still active then wait for a later run")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="xshare", description=DESCRIPTION)
-    parser.add_argument("--version", action="version", version=f"xshare {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
+# the status line's actions: what each does, and an example
+STATUSLINE_ACTIONS = {
+    "render": ("print the line for the session Claude Code describes on stdin (what the installed line runs)",
+               "  xshare statusline render --no-color < payload.json"),
+    "install": ("add the line to Claude Code's settings.json (the file as it was is kept beside it)",
+                "  xshare statusline install --format 'explore {context} · {calls} calls' --no-line2"),
+    "remove": ("take xshare's line out of Claude Code's settings", "  xshare statusline remove"),
+    "status": ("say whether the line is installed, and what it runs", "  xshare statusline status"),
+}
+LINE_FIELDS = ("context bill calib calls compactions window behind tokenizer last session nudge rebuilds "
+               "rebuilt html")  # every field live/statusline.py fills
 
-    report = commands.add_parser("report", help="the exploration-share report over your sessions")
+
+def add_statusline_options(parser: argparse.ArgumentParser, action: str) -> None:
+    """The status line's flags that `action` takes ("all": every one, as `xshare statusline` parses them)."""
+    if action in ("all", "render", "install"):
+        parser.add_argument("--format", help="the first line's fields in braces, e.g. 'explore {context} · {calls} "
+                            f"calls'; fields: {LINE_FIELDS}")
+        parser.add_argument("--line2", help="the second line's fields (default: '{rebuilt} · {nudge} · {last}'); "
+                            f"fields: {LINE_FIELDS}")
+        parser.add_argument("--no-line2", action="store_true", help="one line only: no second line")
+    if action in ("all", "render"):
+        parser.add_argument("--no-color", action="store_true", help="no ANSI colours (NO_COLOR also works)")
+    if action in ("all", "install"):
+        parser.add_argument("--force", action="store_true", help="install: replace another program's status line")
+
+
+def statusline_parser(action: str) -> argparse.ArgumentParser:
+    """The parser whose --help `xshare statusline ACTION --help` prints: that action's words and flags."""
+    what, example = STATUSLINE_ACTIONS[action]
+    parser = argparse.ArgumentParser(prog=f"xshare statusline {action}", description=what[:1].upper() + what[1:] + ".",
+                                     epilog=f"example:\n{example}", formatter_class=_RAW)
+    add_statusline_options(parser, action)
+    return parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="xshare", description=DESCRIPTION, epilog=EXAMPLES, formatter_class=_RAW)
+    parser.add_argument("--version", action="version", version=f"xshare {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+
+    report = _command(
+        commands, "report", "what share of your token bill went to reading and searching code",
+        "The share of the prompt tokens you were billed for that went to reading and searching code, per\n"
+        "agent and kind of session, over the sessions that started in a window (the last 30 days unless\n"
+        "told otherwise), and what that share means for your bill. Totals only: no prompt, path or id.",
+        "  xshare report --demo                  the sample that ships with xshare\n"
+        "  xshare report --since-days 7          the last week\n"
+        "  xshare report --all --by week         every session, and the share week by week\n"
+        "  xshare report --json > report.json    the same figures for a script")
     add_measure_options(report)
     add_window_options(report)
     report.add_argument("--json", action="store_true", help="the report as JSON")
@@ -89,49 +156,82 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--by", choices=("week", "month"),
                         help="also the groups per week or month (of start times, in UTC)")
 
-    mark = commands.add_parser(
-        "mark", help="name a change; reports split before and after it (no label: list them, numbered)",
-        description="Name a change, e.g. `xshare mark \"added NeuralMind\"`; reports then show the share before "
-                    "and after it. `xshare mark` alone lists the marks, numbered; `xshare mark --remove 2` removes "
-                    "the second. To correct one, remove it and mark again (with --at for an earlier moment).")
+    mark = _command(
+        commands, "mark", "name a change you made; reports then compare before and after it",
+        "Name a change (a CLAUDE.md rule, a code index, another model) at a moment; later reports show\n"
+        "the share before and after it. With no label, lists the marks made, numbered; `--remove N` removes\n"
+        "one. To correct a mark, remove it and mark again (with --at for an earlier moment).",
+        '  xshare mark "added a map of the code to CLAUDE.md"\n'
+        '  xshare mark "switched to a smaller model" --at 2026-11-13\n'
+        "  xshare mark                             list the marks, numbered\n"
+        "  xshare mark --remove 2                  remove the second")
     mark.add_argument("label", nargs="*", help='what changed, e.g. "added NeuralMind"')
     mark.add_argument("--at", metavar="DATE",
                       help="when (a date or ISO timestamp, UTC unless offset; stored in UTC); default now")
     mark.add_argument("--remove", metavar="N", type=int,
                       help="remove mark N, as `xshare mark` numbers them (1 is the oldest)")
 
-    collect = commands.add_parser("collect", help="nightly: add new sessions to a rows file, replace grown ones")
+    collect = _command(
+        commands, "collect", "keep a file of per-session rows up to date (e.g. nightly, for a team's rollup)",
+        "Add the sessions that started in the window to a rows file (one JSON line per session, figures\n"
+        "only), replacing those that grew since, and print the share to date. Teams combine such files\n"
+        "with `xshare report --from-rows`.",
+        "  xshare collect --rows ~/xshare-rows.jsonl\n"
+        "  xshare report --from-rows alice.jsonl bob.jsonl")
     add_measure_options(collect)
     add_window_options(collect)
     collect.add_argument("--rows", metavar="FILE", required=True, help="the rows file to update")
 
-    session = commands.add_parser("session", help="one session's row and a short summary")
+    session = _command(
+        commands, "session", "one session's figures, by its id or its transcript's path",
+        "A short summary of one session: when it ran, its calls and bill, its exploration share and what\n"
+        "else its context held. Unlike the report, it names the session you asked about.",
+        "  xshare session ~/.claude/projects/my-app/1f0c….jsonl\n"
+        "  xshare session 1f0c2a9e-… --json")
     session.add_argument("session", metavar="PATH_OR_ID", help="a transcript path or a session id")
     add_measure_options(session)
     session.add_argument("--json", action="store_true", help="the row as JSON")
 
-    classify = commands.add_parser("classify", help="show how commands or tool calls are categorised")
-    classify.add_argument("commands", nargs="*", metavar="COMMAND")
+    classify = _command(
+        commands, "classify", "how xshare sorts a shell command or tool call (exploration, edit, shell, ...)",
+        "Whether a shell command counts as exploration (it only reads) or as other shell, and why; with\n"
+        "--jsonl, the category of each tool call given on stdin.",
+        "  xshare classify --why 'grep -rn TODO src | head' 'sed -i s/a/b/ f.py'\n"
+        '  echo \'{"tool": "Read", "input": {"file_path": "a.py"}}\' | xshare classify --jsonl')
+    classify.add_argument("commands", nargs="*", metavar="COMMAND",
+                          help="a shell command to sort, quoted as one argument (repeatable)")
     classify.add_argument("--why", action="store_true", help="name the stage and word that decided")
     classify.add_argument("--jsonl", action="store_true",
                           help='read {"tool": NAME, "input": {...}} lines on stdin, print one category each; '
                                'add "agent": codex, gemini, opencode or openclaw for their tools')
-    commands.add_parser("hook", help="Claude Code hook: update the live session state (reads stdin)")
+    _command(commands, "hook", "run by Claude Code after each tool batch (the plugin installs it)",
+             "Claude Code's hook: reads the hook's JSON on stdin and updates the live figures of the session\n"
+             "that the status line and /exploration-share show. You don't run it yourself.",
+             "  (in the plugin's hooks.json) python3 bin/xshare hook")
 
-    status = commands.add_parser("statusline", help="render the status line, or install / remove / status")
-    status.add_argument("action", nargs="?", default="render", choices=["render", "install", "remove", "status"])
-    status.add_argument("--format", help="the line's fields, e.g. 'explore {context} · {calls} calls'")
-    status.add_argument("--line2", help="the second line's fields (default: '{rebuilt} · {nudge} · {last}'); "
-                        "fields: context bill calib calls compactions window last session nudge rebuilds rebuilt html")
-    status.add_argument("--no-line2", action="store_true", help="one line only: no second line")
-    status.add_argument("--no-color", action="store_true", help="no ANSI colours (NO_COLOR also works)")
-    status.add_argument("--force", action="store_true", help="install: replace another status line")
+    status = _command(commands, "statusline", "Claude Code's status line: install, remove, status, or render it",
+                      "Under Claude Code's prompt, the exploration share of the session you're in, kept up to\n"
+                      "date by the hook. ACTION: " + "; ".join(f"{name}: {what}" for name, (what, _) in
+                                                          STATUSLINE_ACTIONS.items()) + ".",
+                      "\n".join(example for _, example in STATUSLINE_ACTIONS.values()))
+    status.add_argument("action", nargs="?", default="render", choices=list(STATUSLINE_ACTIONS), metavar="ACTION",
+                        help="render (the default), install, remove or status; `xshare statusline ACTION --help` "
+                             "says more")
+    add_statusline_options(status, "all")
 
-    slash = commands.add_parser("slash", help="what /exploration-share prints (always exits 0)")
+    slash = _command(commands, "slash", "what the /exploration-share slash command prints (always exits 0)",
+                     "The report, then the current session's live figures and its page, for Claude Code's\n"
+                     "/exploration-share command, which runs it. It takes the report's flags.",
+                     "  xshare slash --session 1f0c2a9e-… --since-days 7")
     slash.add_argument("--session", help="the current session's id, for its live figures")
     slash.add_argument("report_args", nargs=argparse.REMAINDER, help="arguments for `xshare report`")
 
-    page = commands.add_parser("html", help="write a session's HTML summary and print its path")
+    page = _command(commands, "html", "a page on one session (or all of them) to open in a browser",
+                    "Write an HTML page on one session: what each call sent and cost, what filled the context,\n"
+                    "the cache's rebuilds. Prints the page's path; with --index, a page listing every session.",
+                    "  xshare html                 your latest session\n"
+                    "  xshare html --index --open  every session, in the browser\n"
+                    "  xshare html --demo          a session of the sample that ships with xshare")
     page.add_argument("session", nargs="?", metavar="SESSION",
                       help="a session id or a transcript path; default: the session with the latest activity")
     page.add_argument("-o", "--output", metavar="FILE",

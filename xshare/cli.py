@@ -8,9 +8,10 @@ session (`xshare session`); messages and problems go to stderr.
 from __future__ import annotations
 
 import argparse
+import sys
 
 from xshare import commands
-from xshare.arguments import build_parser
+from xshare.arguments import ORIENTATION, STATUSLINE_ACTIONS, build_parser, statusline_parser
 
 HANDLERS = {
     "report": commands.cmd_report, "mark": commands.cmd_mark, "collect": commands.cmd_collect,
@@ -23,6 +24,10 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     """The arguments; `slash` hands whatever it does not know to `report` (which explains it), so that
     /exploration-share never fails on a flag."""
     parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    if words[:1] == ["statusline"] and words[1:2] and words[1] in STATUSLINE_ACTIONS and \
+            {"-h", "--help"} & set(words[2:]):
+        statusline_parser(words[1]).parse_args(["--help"])  # that action's help, not the status line's (exits)
     args, unknown = parser.parse_known_args(argv)
     if unknown and args.command != "slash":
         parser.parse_args(argv)  # argparse's own message and exit 2
@@ -35,6 +40,9 @@ def main(argv: list[str] | None = None) -> int:
     from xshare.state.private import with_state  # after parsing: --help and a bad flag import nothing more
 
     args = _parse(argv)
+    if args.command is None:  # bare `xshare`: what it is and where to start, rather than a usage error
+        sys.stdout.write(ORIENTATION)
+        return 0
     handler = HANDLERS[args.command]
     try:
         return with_state(args.command, bool(getattr(args, "output", None)), lambda: handler(args))

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from xshare.arguments import build_parser
-from xshare.text import json_text, printable, printable_lines
+from xshare.text import json_text, output_width, printable, printable_lines
 
 if TYPE_CHECKING:
     from xshare.measure.tokens import TokenizerChoice
@@ -119,9 +119,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     if not rows:
         still = f"; {deferred} still active at its end" if deferred else ""
         _say(f"no session started in the window ({window.describe()}){still}")
-        for place in measured.looked_in:
-            _say(f"looked for {place}")
-        _say("try `xshare report --all`, a longer --since-days, or `xshare report --demo` for a sample report")
+        outside = _outside_window(args, window, measured)
+        for line in outside or [f"looked for {place}" for place in measured.looked_in]:
+            _say(line)
+        if not outside:
+            _say("try `xshare report --all`, a longer --since-days, or `xshare report --demo` for a sample report")
         return 2
     if args.rows:
         try:
@@ -138,8 +140,32 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({**report.to_json(), **_over_time_json(args.by, summed)})
     else:
-        sys.stdout.write(report.to_text() + _over_time_text(args.by, summed))
+        width = output_width()
+        sys.stdout.write(report.to_text(width, _over_time_text(args.by, summed, width), by=bool(args.by),
+                                        marked=bool(summed.marks)))
     return 0
+
+
+def _outside_window(args: argparse.Namespace, window, measured) -> list[str]:
+    """An empty window's word on what lies outside it: how many sessions started before and after it, the
+    newest start, and the flag that takes them in (the sessions are measured again without the window's
+    start, from the cache for most of them, so that an empty report never hides what exists)."""
+    from xshare.report.words import outside_window
+    from xshare.sessions.measure import measure_all
+
+    if window.since is not None:
+        with _quiet_stderr():  # their problems were said, or are outside the window
+            measured = measure_all(args.claude_root, _choice(args), None, not args.no_cache,
+                                   hermes_dbs=args.hermes_db, agent_homes=_agent_homes(args))
+    starts = [row.get("started_at") for _, row in measured.rows.pairs()]
+    return outside_window(window, starts, datetime.now(timezone.utc))
+
+
+def _quiet_stderr():
+    import contextlib
+    import io
+
+    return contextlib.redirect_stderr(io.StringIO())
 
 
 def _report_from_rows(args: argparse.Namespace) -> int:
@@ -177,7 +203,7 @@ def _report_from_rows(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({**report.to_json(), "rollup": rollup.to_json()})
     else:
-        sys.stdout.write(report.to_text())
+        sys.stdout.write(report.to_text(output_width(), hint=False))  # its next step is the team's to choose
     return 0
 
 
@@ -195,10 +221,10 @@ def _over_time_json(by: str | None, summed) -> dict:
             **({"marks": marks_json(summed, summed.marks)} if summed.marks else {})}
 
 
-def _over_time_text(by: str | None, summed) -> str:
+def _over_time_text(by: str | None, summed, width: int | None = None) -> str:
     from xshare.report.periods import marks_text, periods_text
 
-    parts = [periods_text(summed, by)] if by else []
+    parts = [periods_text(summed, by, width)] if by else []
     parts += [marks_text(summed, summed.marks)] if summed.marks else []
     return printable_lines("\n".join(["", *parts])) if parts else ""
 

@@ -11,7 +11,10 @@ Stdlib only.
 from __future__ import annotations
 
 import json
+import os
 import re
+import sys
+import textwrap
 from collections.abc import Callable
 
 # C0 and C1 controls, DEL, and the format characters that reorder or hide text (bidi overrides, zero
@@ -57,8 +60,44 @@ def pct(value: float | None, missing: str = "unknown") -> str:
     return missing if value is None else f"{value:.1%}"
 
 
-def table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
-    """Aligned text columns: the first (a label, at least 25 wide) to the left, the figures to the right."""
+def output_width() -> int | None:
+    """The columns to lay a report out in: COLUMNS when set (as ccusage reads it), else the width of the
+    terminal stdout is; None when stdout is a file or a pipe, so a saved report keeps its full layout."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+        if columns > 0:
+            return columns
+    except ValueError:
+        pass
+    try:
+        if not sys.stdout.isatty():
+            return None
+        return os.get_terminal_size(sys.stdout.fileno()).columns or None
+    except (AttributeError, OSError, ValueError):  # a replaced stdout (tests, a capture) has no terminal
+        return None
+
+
+def wrap(text: str, width: int | None, indent: str = "") -> list[str]:
+    """A paragraph as lines of at most `width` columns, the lines after the first indented by `indent`;
+    one line when there is no width to fit."""
+    if not width:
+        return [text]
+    return textwrap.wrap(text, max(width, 20), subsequent_indent=indent, break_on_hyphens=False,
+                         break_long_words=False) or [""]
+
+
+def table(header: tuple[str, ...], rows: list[tuple[str, ...]], width: int | None = None) -> list[str]:
+    """Aligned text columns, the label to the left and the figures to the right, in `width` columns: one
+    line a row when it fits; else each label on its own line above its figures, under headers broken over
+    lines; else, narrowest, one figure a line. A row is never wider than the screen, so never wrapped."""
+    for layout in (_wide_table, _stacked_table):
+        lines = layout(header, rows)
+        if width is None or max(map(len, lines)) <= width:
+            return lines
+    return _listed_table(header, rows)
+
+
+def _wide_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
     widths = [max([len(title)] + [len(row[index]) for row in rows]) for index, title in enumerate(header)]
     widths[0] = max(widths[0], 25)
 
@@ -68,6 +107,30 @@ def table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
         return "  ".join([first, *rest]).rstrip()
 
     return [line(header), "  ".join("-" * width for width in widths), *(line(row) for row in rows)]
+
+
+def _stacked_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    """Each label on a line of its own, the figures under headers broken into words."""
+    titles = [textwrap.wrap(title, max([len(row[index]) for row in rows] + [max(map(len, title.split())),
+                                                                              len(title) // 2 + 1]))
+              for index, title in enumerate(header[1:], 1)]  # about two lines a header, never a word broken
+    widths = [max([max(map(len, title))] + [len(row[index]) for row in rows]) for index, title in
+              enumerate(titles, 1)]
+    height = max(map(len, titles))
+    titles = [[""] * (height - len(title)) + title for title in titles]  # the headers stand on the rule
+
+    def line(cells: list[str]) -> str:
+        return "  " + "  ".join(cell.rjust(width) for cell, width in zip(cells, widths, strict=True))
+
+    head = [line([title[level] for title in titles]).rstrip() for level in range(height)]
+    body = [text for row in rows for text in (row[0], line(list(row[1:])))]
+    return [header[0], *head, "  " + "  ".join("-" * width for width in widths), *body]
+
+
+def _listed_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    """Narrowest: each label, then one line per figure."""
+    return [text for row in rows for text in
+            (row[0], *(f"  {title}: {cell}" for title, cell in zip(header[1:], row[1:], strict=True)))]
 
 
 USAGE_KINDS = ("cache read", "cache write", "fresh input", "output")  # as the HTML page names them

@@ -248,7 +248,7 @@ def describe(row: dict | None, live: dict | None, session_id: str) -> str:
         lines.append(f"  Billed calls state.db's messages do not show: {row['unrecorded_calls']:,} ({tasks}), "
                      f"{row['unrecorded_prompt_tokens']:,} prompt tokens (counted above as overhead)")
     if row.get("unrecorded_reviews"):
-        from xshare.report.render import review_note
+        from xshare.report.words import review_note
 
         lines.append(f"  Not counted: {review_note(row['unrecorded_reviews'])}")
     if live:

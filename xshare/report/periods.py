@@ -97,7 +97,7 @@ def _period_lines(period: str, groups: dict[str, dict]) -> list[tuple[str, ...]]
              pct(g["median_session_share"]), pct(g["recorded_over_billed"])) for key, g in groups.items()]
 
 
-def periods_text(rows: Iterable[dict] | OverTime, by: str) -> str:
+def periods_text(rows: Iterable[dict] | OverTime, by: str, width: int | None = None) -> str:
     """One line per period and group: its sessions, pooled and median share, calibration."""
     summed = rows if isinstance(rows, OverTime) else over_time(rows, by, [])
     lines = []
@@ -108,7 +108,7 @@ def periods_text(rows: Iterable[dict] | OverTime, by: str) -> str:
     few = f"A period of fewer than {ANECDOTE_BELOW} sessions in a group is an anecdote, not a finding."
     undated = summed.undated
     without = [f"{undated:,} session{'s' if undated != 1 else ''} with no plausible start time: in no period."]
-    return "\n".join([f"By {by} (when sessions started, UTC):", "", *table(header, lines), "", few,
+    return "\n".join([f"By {by} (when sessions started, UTC):", "", *table(header, lines, width), "", few,
                       *(without if undated else []), ""])
 
 

@@ -18,17 +18,27 @@ from xshare.measure.timestamps import (  # parse_time: rows, history, periods, p
     parse_time,
     session_time,
 )
+from xshare.report.words import (
+    ANECDOTE_BELOW,
+    COLUMN_NOTES,
+    NEURALMIND_NOTE,
+    next_step,
+    notes_lines,
+    review_note,
+    row_unrecorded,
+)
 from xshare.sources import unseen
-from xshare.text import pct, printable, printable_lines, table
+from xshare.text import pct, printable, printable_lines, table, wrap
 
 SOURCE_ORDER = ("interactive", "automated", "subagent", "benchmark", "internal")
-# the spec's thresholds on interactive sessions' share of the recorded context, fixed in advance
+# the spec's thresholds on interactive sessions' share of the recorded context, fixed in advance; the
+# words say what each band means for the reader's bill, without the method's vocabulary (issue 21)
 READINGS = (
-    (0.10, "under 10%", "arithmetic, not felt on a bill"),
-    (0.30, "10% to 30%", "the claim stands with the share beside it"),
-    (float("inf"), "30% or more", "a material part of the bill"),
+    (0.10, "under 10%", "a small part of your bill, so reading less code would barely change what you pay"),
+    (0.30, "10% to 30%", "a noticeable part of your bill, worth watching and worth weighing a change that cuts "
+     "what the agent reads"),
+    (float("inf"), "30% or more", "a large part of your bill, so cutting what the agent reads is where savings are"),
 )
-ANECDOTE_BELOW = 10  # sessions; fewer is an anecdote, not a finding
 NOISE_POINTS = 0.01  # a pooled share this close to a threshold says nothing about the threshold
 UNDATED = "undated"  # Window.place: a session with no plausible start time
 
@@ -148,11 +158,11 @@ def reading(pooled: float | None, median: float | None, sessions: int) -> str:
     text = band(pooled)
     near = [limit for limit, _, _ in READINGS[:-1] if abs(pooled - limit) < NOISE_POINTS]
     if near:
-        text += f" (within a point of the {near[0]:.0%} line: not a finding about the line)"
+        text += f" (within a point of the {near[0]:.0%} line: too close to say which side it is on)"
     if median is not None and band(median) != band(pooled):
-        text += f"; the median session ({median:.1%}) reads {band(median).split(':')[0]}"
+        text += f"; a typical session (the median, {median:.1%}) is {band(median).split(':')[0]}"
     if sessions < ANECDOTE_BELOW:
-        text += f"; {sessions} session{'s' if sessions != 1 else ''} is an anecdote, not a finding"
+        text += f"; only {sessions} session{'s' if sessions != 1 else ''}: too few to go by ({ANECDOTE_BELOW} or more)"
     return text
 
 
@@ -319,37 +329,44 @@ class Report:
             "groups": self.groups,
         }
 
-    def to_text(self) -> str:
+    def to_text(self, width: int | None = None, appendix: str = "", by: bool = False, marked: bool = False,
+                hint: bool = True) -> str:
+        """The report for a person, laid out in `width` columns (None: one line per table row); `appendix`
+        (the periods, the marks) goes before the closing next step, which `by`/`marked` help choose."""
+        line_width = min(width or 105, 105)  # the column notes stay readable on a wide screen or in a file
         found = "; ".join(f"{name}: {status}" for name, status in self.sources.items())
         deferred = f" ({self.deferred} more still active at the window's end, left for a later run)"
         groups = self.groups.items()
+        neuralmind = any(g["billed_tokens"]["neuralmind"] for _, g in groups)  # a column only when it says something
         lines = [
             "Exploration share of the token bill",
-            f"{self.window.describe()}. {found}{self._history_note()}.",
+            *wrap(f"{self.window.describe()}. {found}{self._history_note()}.", width),
             "",
             f"Sessions: {self.sessions:,}{deferred if self.deferred else ''}",
             "",
-            "Exploration share (reading and searching code):",
+            *wrap("Exploration share (reading and searching code):", width),
             "",
             *table(
                 ("Agent / source", "Sessions", "API calls", "Exploration of context", "of billed prompt",
                  "Median session", "Re-sent reads"),
                 [(_label(key), f"{g['sessions']:,}", f"{g['api_calls']:,}", pct(g["exploration_share_of_context"]),
                   pct(g["exploration_share_of_prompt"]), pct(g["median_session_share"]),
-                  pct(g["reread_share_of_context"])) for key, g in groups],
+                  pct(g["reread_share_of_context"])) for key, g in groups], width,
             ),
             "",
-            "What else the recorded context holds, and how much of the bill it covers:",
+            *wrap("What else the recorded context holds, and how much of the bill it covers:", width),
             "",
             *table(
-                ("Agent / source", "Prompt tokens billed", "Recorded / billed", "NeuralMind block", "Edits",
-                 "Other shell"),
+                ("Agent / source", "Prompt tokens billed", "Recorded / billed",
+                 *(["NeuralMind block"] if neuralmind else []), "Edits", "Other shell"),
                 [(_label(key), f"{g['prompt_tokens_billed']:,}", pct(g["recorded_over_billed"]),
-                  pct(g["shares_of_context"]["neuralmind"]), pct(g["shares_of_context"]["edit"]),
-                  pct(g["shares_of_context"]["shell"])) for key, g in groups],
+                  *([pct(g["shares_of_context"]["neuralmind"])] if neuralmind else []),
+                  pct(g["shares_of_context"]["edit"]), pct(g["shares_of_context"]["shell"])) for key, g in groups],
+                width,
             ),
             "",
-            "Pre-registered reading (interactive sessions, share of recorded context):",
+            *wrap("What it means for your bill (sessions a person drove; the three bands were set before any "
+                  "measuring: under 10%, 10% to 30%, 30% or more of what was sent):", width),
             "",
         ]
         readings = [
@@ -357,13 +374,16 @@ class Report:
             for key, g in groups
             if g["reading"]
         ]
-        lines += readings or ["  no interactive sessions in the window"]
-        lines += _unrecorded_lines(self.groups)
-        lines += _review_lines(self.groups)
-        lines += _unknown_usage_lines(self.groups)
-        lines += _bill_short_lines(self.groups)
+        prose = [*(readings or ["  no interactive sessions in the window"]), *notes_lines(self.groups)]
+        lines += [part for line in prose for part in wrap(line, width, "    ")]
         note = f" ({self.tokenizer_note})" if self.tokenizer_note else ""
-        lines += ["", f"Tokenizer: {self.tokenizer}{note}", "", *COLUMN_NOTES]
+        notes = (*COLUMN_NOTES[:4], *([NEURALMIND_NOTE] if neuralmind else []), *COLUMN_NOTES[4:])
+        lines += ["", *wrap(f"Tokenizer: {self.tokenizer}{note}", width), ""]
+        lines += [part for line in notes for part in wrap(line, line_width, "  ")]
+        if appendix:
+            lines += appendix.rstrip("\n").split("\n")
+        if hint:
+            lines += ["", *wrap(next_step(self.groups, self.window.since is None, by, marked), width, "  ")]
         return printable_lines("\n".join(lines)) + "\n"  # the labels were made printable one by one above
 
     def _history_note(self) -> str:
@@ -372,66 +392,6 @@ class Report:
         if self.other_tokenizer:
             note += f" ({self.other_tokenizer:,} more counted with another tokenizer, left out)"
         return note if self.remembered or self.other_tokenizer else ""
-
-
-COLUMN_NOTES = (
-    "Exploration of context: tool results that read or searched code (and those calls' arguments), counted",
-    "  once for every API call that carried them, over everything those calls' recorded contexts held.",
-    "of billed prompt: the same tokens over the prompt tokens the provider billed (the first share times",
-    "  Recorded / billed). Recorded / billed: the modelled context over the bill, i.e. the calibration.",
-    "Median session: the middle of the per-session shares. Re-sent reads: files Claude Code re-sent on its",
-    "  own after a compaction, counted as sent, over the recorded context; not part of the exploration share.",
-    "Only interactive sessions are read against the thresholds; automated (claude -p, the SDKs), subagent",
-    "  and internal (compaction, side-question) rows are reported beside them.",
-)
-
-
-def unrecorded_note(agent: str, calls: int, tokens: int, tasks: dict | None = None) -> str:
-    """What the figures include that no transcript or database row shows, and where it comes from."""
-    what = f"{calls:,} call{'s' if calls != 1 else ''}" if calls else "calls"
-    if agent == "hermes":
-        named = ", ".join(f"{printable(task)} {count:,}" for task, count in (tasks or {}).items()) or "unnamed"
-        source = f"Hermes's auxiliary calls ({named}), from its per-model usage table"
-    else:
-        source = "compactions, from Claude Code's own usage totals"
-    return f"{what} ({tokens:,} prompt tokens) billed but not in the record: {source}"
-
-
-def _unrecorded_lines(groups: dict[str, dict]) -> list[str]:
-    notes = [f"  {printable(key)}: includes {_row_unrecorded(group)}"
-             for key, group in groups.items() if group.get("unrecorded_prompt_tokens")]
-    return ["", "Billed calls the record does not show (included above, as overhead beside what they carried):",
-            "", *notes] if notes else []
-
-
-def review_note(reviews: int) -> str:
-    """Hermes's background memory/skill reviews: calls that exist but no record holds (sources/hermes/review.py)."""
-    return (f"about {reviews:,} background memory/skill review{'s' if reviews != 1 else ''} Hermes started after "
-            "long turns, each re-sending the whole conversation (a one-shot `hermes chat -q` may exit first); "
-            "Hermes records neither their calls nor their tokens, so they are not counted")
-
-
-def _review_lines(groups: dict[str, dict]) -> list[str]:
-    notes = [f"  {printable(key)}: {review_note(count)}"
-             for key, group in groups.items() if (count := group.get("unrecorded_reviews"))]
-    notes += [f"  {printable(key)}: {note}" for key, group in groups.items()
-              for note in unseen.notes(group.get(unseen.FIELD))]
-    return ["", "Billed calls no record holds (not in the figures above):", "", *notes] if notes else []
-
-
-def _unknown_usage_lines(groups: dict[str, dict]) -> list[str]:
-    notes = [f"  {key}: {count:,} session{' records' if count == 1 else 's record'} no token usage (an agent "
-             "version that wrote none): counted, their share unknown"
-             for key, group in groups.items() if (count := group.get("usage_unknown_sessions"))]
-    return ["", "Sessions without token usage:", "", *notes] if notes else []
-
-
-def _bill_short_lines(groups: dict[str, dict]) -> list[str]:
-    notes = [f"  {printable(key)}: {count:,} session{'' if count == 1 else 's'} billed under half of what "
-             f"{'its' if count == 1 else 'their'} own records show was sent (the agent kept only part of the bill): "
-             "counted in the context shares, left out of the shares of the billed prompt"
-             for key, group in groups.items() if (count := group.get("bill_short_sessions"))]
-    return ["", "Sessions whose recorded bill is too small to take a share of:", "", *notes] if notes else []
 
 
 def _label(key: str) -> str:
@@ -459,7 +419,7 @@ def session_summary(row: dict) -> str:
         f"Recorded / billed: {pct(row['recorded_over_billed'])}",
         *(["The bill is under half of what this session's own records show was sent (the agent kept only part "
            "of it): its share of the bill is unknown."] if row.get("bill_short") else []),
-        *([f"These figures include {_row_unrecorded(row)}"] if row.get("unrecorded_prompt_tokens") else []),
+        *([f"These figures include {row_unrecorded(row)}"] if row.get("unrecorded_prompt_tokens") else []),
         *([f"Not in these figures: {review_note(row['unrecorded_reviews'])}"] if row.get("unrecorded_reviews")
           else []),
         *[f"Not in these figures: {note}" for note in unseen.notes(row.get(unseen.FIELD))],
@@ -475,9 +435,3 @@ def session_summary(row: dict) -> str:
         f"Tokenizer: {printable(row['tokenizer'])}",
     ]
     return printable_lines("\n".join(lines)) + "\n"
-
-
-def _row_unrecorded(row: dict) -> str:
-    """The unrecorded-calls note of a session row or a group (both carry the same fields)."""
-    return unrecorded_note(row["agent"], row.get("unrecorded_calls", 0), row["unrecorded_prompt_tokens"],
-                           row.get("unrecorded_tasks"))
