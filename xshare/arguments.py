@@ -160,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
         commands, "mark", "name a change you made; reports then compare before and after it",
         "Name a change (a CLAUDE.md rule, a code index, another model) at a moment; later reports show\n"
         "the share before and after it. With no label, lists the marks made, numbered; `--remove N` removes\n"
-        "one. To correct a mark, remove it and mark again (with --at for an earlier moment).",
+        "one. To correct one, remove it and mark again (with --at for an earlier moment).",
         '  xshare mark "added a map of the code to CLAUDE.md"\n'
         '  xshare mark "switched to a smaller model" --at 2026-11-13\n'
         "  xshare mark                             list the marks, numbered\n"
