@@ -24,7 +24,7 @@ from pathlib import Path
 
 from xshare.sources import unzstd
 from xshare.sources.agent_common import parse_json
-from xshare.sources.hermes_db import Unreadable, is_locked, open_database
+from xshare.sources.sqlite import Unreadable, is_locked, open_database
 
 DATABASE_NAME = "openclaw-agent.sqlite"
 NOT_OPENCLAW = "OpenClaw databases without OpenClaw's transcript_events and session_windows tables, skipped"
