@@ -12,7 +12,7 @@ import pytest
 from agent_fixtures import codex_session, gemini_json, openclaw_session, opencode_db
 
 from xshare.cli import main
-from xshare.sessions.agents import cache_path
+from xshare.sessions.agent_rows import cache_path
 
 HEADER = ("Codex CLI", "Gemini CLI", "OpenCode", "OpenClaw")
 
