@@ -69,3 +69,21 @@ def _small(path: Path, limit: int = 64 << 20) -> bool:
         return path.stat().st_size <= limit
     except OSError:
         return False
+
+
+def one_document(path: Path, data: bytes) -> bool:
+    """Whether a record file is one JSON document rather than JSON Lines: by its name where the agent named
+    it (.json, .jsonl), else by its content (a file renamed or saved under another name)."""
+    if path.suffix in (".json", ".jsonl"):
+        return path.suffix == ".json"
+    import json  # only for a file under a name no agent gives
+
+    try:
+        return isinstance(json.loads(data), dict)
+    except ValueError:
+        return False
+
+
+def compressed(path: Path, data: bytes) -> bool:
+    """zstd-compressed (OpenClaw's archived transcripts: `....zst`), by name or by the frame's magic."""
+    return path.name.endswith(".zst") or data.startswith(ZSTD_MAGIC)
