@@ -446,7 +446,15 @@ def cmd_html(args: argparse.Namespace) -> int:
     """One session's HTML summary (or --index: every session's), written to a file whose path is printed."""
     from xshare.html.command import cli_html
 
-    return cli_html(args, looking(args), _say)
+    return cli_html(html_options(args), _say)
+
+
+def html_options(args: argparse.Namespace):
+    """`xshare html`'s options as the html package takes them."""
+    from xshare.html.command import HtmlOptions
+
+    return HtmlOptions(looking(args), args.session, args.output, args.index, args.open, getattr(args, "demo", False),
+                       args.estimate, args.vocab)
 
 
 def _slash_report(report_args: list[str]) -> int:

@@ -3,10 +3,10 @@ most recent session's, or --index (every agent's sessions); --demo on the invent
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from xshare.html.agents import ledger_pages, write_found_page
@@ -19,7 +19,25 @@ from xshare.sources.hermes import state_db as hermes
 from xshare.text import printable
 
 
-def _found_html(args: argparse.Namespace, looking: Looking, out: Path | None, origin: Callable[[Path], str],
+@dataclass(frozen=True)
+class HtmlOptions:
+    """What `xshare html` was asked for (built from the command line in commands.py)."""
+
+    looking: Looking  # where each agent's sessions are, the tokenizer, whether to use the cache
+    session: str | None = None  # a path, an id or the start of one; None: the most recent session
+    output: str | None = None
+    index: bool = False
+    open: bool = False
+    demo: bool = False
+    estimate: bool = False  # for the demo's own tokenizer choice
+    vocab: str | None = None
+
+    @property
+    def claude_roots(self) -> list[str] | None:
+        return self.looking.given("claude-code")
+
+
+def _found_html(args: HtmlOptions, looking: Looking, out: Path | None, origin: Callable[[Path], str],
                 say: Callable[[str], None], problems: Counter) -> int:
     """`xshare html SESSION`: whichever agent's session it names."""
     found = find(args.session, looking, problems, detail=True)
@@ -37,7 +55,7 @@ def _found_html(args: argparse.Namespace, looking: Looking, out: Path | None, or
         return 2
     try:
         if found.transcript is not None:  # measured with its subagents' files, their pages beside it
-            path = write_session_page(found.transcript, looking.choice, out, args.claude_root, origin=origin,
+            path = write_session_page(found.transcript, looking.choice, out, args.claude_roots, origin=origin,
                                       problems=problems)
         else:
             path = write_found_page(found, out)
@@ -64,19 +82,19 @@ def _say_problems(problems: Counter, say: Callable[[str], None]) -> None:
     problems.clear()
 
 
-def cli_html(args: argparse.Namespace, looking: Looking, say: Callable[[str], None]) -> int:
+def cli_html(args: HtmlOptions, say: Callable[[str], None]) -> int:
     """`xshare html [SESSION] [-o FILE] [--open] [--index] [--demo]`; `say` prints a message to stderr,
     including what went wrong reading the sessions (as `xshare report` does)."""
     problems: Counter = Counter()
     try:
-        return _cli_html(args, looking, say, problems)
+        return _cli_html(args, args.looking, say, problems)
     finally:
         _say_problems(problems, say)
 
 
-def _cli_html(args: argparse.Namespace, looking: Looking, say: Callable[[str], None], problems: Counter) -> int:
+def _cli_html(args: HtmlOptions, looking: Looking, say: Callable[[str], None], problems: Counter) -> int:
     out = Path(args.output).expanduser() if args.output else None
-    why = refusal(out, args.claude_root) if out else None
+    why = refusal(out, args.claude_roots) if out else None
     if why:
         say(f"could not write the page {out}: {why}")
         return 1
@@ -86,10 +104,10 @@ def _cli_html(args: argparse.Namespace, looking: Looking, say: Callable[[str], N
         from xshare.demo.corpus import temporary_demo_corpus  # its invented projects cost 40 ms to import
 
         demo, root = temporary_demo_corpus()  # removed when this command returns
-        args.claude_root, args.no_cache = [str(root)], True
         choice = tokenizers.choose(estimate=args.estimate, vocab=args.vocab, remember=False)
-        looking = Looking({agent: [] for agent in looking.homes} | {"claude-code": args.claude_root}, choice,
+        looking = Looking({agent: [] for agent in looking.homes} | {"claude-code": [str(root)]}, choice,
                           use_cache=False)
+        args = replace(args, looking=looking)
         out = out or html_dir() / "demo" / ("index.html" if args.index else "session.html")
 
         def origin(path: Path) -> str:
@@ -101,7 +119,7 @@ def _cli_html(args: argparse.Namespace, looking: Looking, say: Callable[[str], N
             say("give a SESSION or --index, not both")
             return 2
         try:
-            path, written = write_index(choice, out, args.claude_root, not args.no_cache, origin, problems,
+            path, written = write_index(choice, out, args.claude_roots, looking.use_cache, origin, problems,
                                         others=lambda folder: ledger_pages(looking, folder, problems))
         except OSError as error:
             say(f"could not write the index: {error.strerror or error}")
@@ -112,16 +130,16 @@ def _cli_html(args: argparse.Namespace, looking: Looking, say: Callable[[str], N
         if args.session:
             return _found_html(args, looking, out, origin, say, problems)
         else:
-            recent = most_recent(args.claude_root)
+            recent = most_recent(args.claude_roots)
             if not recent:
-                for folder in transcript_roots(args.claude_root):
+                for folder in transcript_roots(args.claude_roots):
                     say(f"looked for Claude Code transcripts under {folder}")
                 say("no session found; give a transcript path or a session id (or try --demo)")
                 return 2
             # the demo's most recent session is a short one; its largest shows every section
             file = max(recent, key=lambda f: f.path.stat().st_size) if demo else recent[0]
         try:
-            path = write_session_page(file, choice, out, args.claude_root, origin=origin, problems=problems)
+            path = write_session_page(file, choice, out, args.claude_roots, origin=origin, problems=problems)
         except OSError as error:
             say(f"could not write the page: {error.strerror or error}")
             return 1
