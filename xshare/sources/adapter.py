@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from xshare.measure.row import SessionRow
 from xshare.measure.tokens import TokenizerChoice
 
 Homes = dict[str, "list[str] | None"]  # by agent: the folders or databases named (None: the defaults; []: none)
@@ -38,7 +39,7 @@ class Found:
     from and what could not be read."""
 
     agent: str
-    row: dict
+    row: SessionRow
     problems: Counter = field(default_factory=Counter)  # its own file's (its page lists them)
     path: Path | None = None
     ledger: Any = None
@@ -95,7 +96,7 @@ class Adapter(Protocol):
         """A file of this agent's, by its content."""
 
     def read(self, path: Path, choice: TokenizerChoice, problems: Counter,
-             ledgers: dict | None = None) -> list[dict]:
+             ledgers: dict | None = None) -> list[SessionRow]:
         """Every session's row in one of its files, replayed into the ledger (with `ledgers`, their
         ledgers by id)."""
 
