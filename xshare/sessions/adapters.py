@@ -137,9 +137,11 @@ class Hermes:
         return [row["id"] for row in rows]
 
     def find(self, session_id: str, looking: Looking, problems: Counter, detail: bool = False) -> Found | None:
-        """The first database holding it wins (read-only)."""
+        """The first database holding it wins (read-only); none named (the demo): not looked for."""
         given = looking.given(self.agent)
-        for path in self.databases(given or None):
+        if given == []:
+            return None
+        for path in self.databases(given):
             if not path.is_file():
                 problems[f"Hermes database {path} not found"] += 1
                 continue
