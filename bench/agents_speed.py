@@ -94,7 +94,9 @@ def spread(values: list[float]) -> str:
 
 
 def bench(adapter, homes: list[Path], runs: int) -> None:
-    from xshare.sources.agents import ADAPTERS
+    from xshare.sessions.registry import REGISTRY
+
+    ADAPTERS = [adapter.reader for adapter in REGISTRY if hasattr(adapter, "reader")]  # the four reader modules
 
     files = adapter.discover(homes)
     size_mb = sum(path.stat().st_size for path in files) / 1e6
@@ -119,7 +121,9 @@ def bench(adapter, homes: list[Path], runs: int) -> None:
 
 
 def main() -> None:
-    from xshare.sources.agents import ADAPTERS
+    from xshare.sessions.registry import REGISTRY
+
+    ADAPTERS = [adapter.reader for adapter in REGISTRY if hasattr(adapter, "reader")]  # the four reader modules
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)

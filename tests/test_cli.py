@@ -115,7 +115,7 @@ def test_session_by_path_and_by_id(capsys, demo_root: Path):
     code, text, _ = run(capsys, "session", str(path))
     assert code == 0 and "Exploration:" in text and f"API calls: {row['api_calls']:,}" in text
     code, _, err = run(capsys, "session", "no-such-session", "--claude-root", str(demo_root))
-    assert code == 2 and "no Claude Code transcript or Hermes session matches" in err
+    assert code == 2 and "no session of Claude Code, Hermes, Codex CLI, Gemini CLI, OpenCode or OpenClaw matches" in err
 
 
 def test_collect_appends_new_sessions_and_replaces_grown_ones(capsys, tmp_path: Path, demo_root: Path):

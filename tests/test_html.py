@@ -367,6 +367,13 @@ def test_most_recent_is_the_latest_activity_and_a_subagent_counts_for_its_parent
     assert [f.session_id for f in xhtml.most_recent(root)] == ["older", "newer"]
 
 
+def run_html(options: argparse.Namespace, say) -> int:
+    """`xshare html` with these options, looking where they say (as the CLI builds it)."""
+    from xshare.commands import html_options
+
+    return html_command.cli_html(html_options(options), say)
+
+
 def args(**given) -> argparse.Namespace:
     base = {"session": None, "output": None, "open": False, "index": False, "estimate": False, "vocab": None,
             "claude_root": None, "no_cache": False, "hermes_db": None}
@@ -375,24 +382,24 @@ def args(**given) -> argparse.Namespace:
 
 def test_the_command_writes_the_most_recent_session_by_default(demo_root: Path, tmp_path: Path, capsys):
     messages: list[str] = []
-    assert html_command.cli_html(args(claude_root=[str(demo_root)]), messages.append) == 0
+    assert run_html(args(claude_root=[str(demo_root)]), messages.append) == 0
     path = Path(capsys.readouterr().out.strip())
     rows = [measure_one(f, choice())[0] for f in discover([demo_root]) if f.source == "interactive"]
     latest = max(rows, key=lambda row: row["last_activity"])
     assert path == xhtml.html_dir() / xhtml.page_name(latest["id"]) and path.is_file()
     out = tmp_path / "chosen.html"
-    assert html_command.cli_html(args(claude_root=[str(demo_root)], session=latest["id"], output=str(out)),
+    assert run_html(args(claude_root=[str(demo_root)], session=latest["id"], output=str(out)),
                           messages.append) == 0
     assert capsys.readouterr().out.strip() == str(out) and out.is_file()
-    assert html_command.cli_html(args(claude_root=[str(demo_root)], session="no-such-id"), messages.append) == 2
-    assert html_command.cli_html(args(claude_root=[str(demo_root)], session="x", index=True), messages.append) == 2
-    assert html_command.cli_html(args(claude_root=[str(tmp_path / "empty")]), messages.append) == 2
-    assert html_command.cli_html(args(claude_root=[str(demo_root)], index=True), messages.append) == 0
+    assert run_html(args(claude_root=[str(demo_root)], session="no-such-id"), messages.append) == 2
+    assert run_html(args(claude_root=[str(demo_root)], session="x", index=True), messages.append) == 2
+    assert run_html(args(claude_root=[str(tmp_path / "empty")]), messages.append) == 2
+    assert run_html(args(claude_root=[str(demo_root)], index=True), messages.append) == 0
     assert Path(capsys.readouterr().out.strip()) == xhtml.html_dir() / "index.html"
 
 
 def test_the_demo_page_needs_no_session_on_the_machine(capsys):
-    assert html_command.cli_html(args(demo=True), print) == 0
+    assert run_html(args(demo=True), print) == 0
     path = Path(capsys.readouterr().out.strip().splitlines()[-1])  # after what it said (say is print here)
     assert path == xhtml.html_dir() / "demo" / "session.html"
     page = read_page(path)
@@ -478,7 +485,7 @@ def test_a_hermes_session_from_a_real_database_layout_gets_its_page(tmp_path: Pa
     assert_page_equals_row(page, row)  # the page and the report's row agree
     assert set(page.attr("p", "data-na")) == {"rebuilds", "compactions", "compaction-now"}
     assert main(["html", "no-such-session", "--hermes-db", str(database)]) == 2
-    assert "no Claude Code transcript or Hermes session matches" in capsys.readouterr().err
+    assert "OpenCode or OpenClaw matches" in capsys.readouterr().err
 
 
 def test_index_pages_link_every_subagent_of_their_session(demo_root: Path):

@@ -15,7 +15,7 @@ import pytest
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
 from xshare.measure import count_store, tokens
-from xshare.sessions import agents as session_agents
+from xshare.sessions import agent_rows as session_agents
 from xshare.sessions import counter
 
 REPO = Path(__file__).resolve().parents[1]

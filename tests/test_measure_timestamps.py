@@ -385,7 +385,7 @@ def test_the_hermes_cache_compares_the_start_it_read_from_as_a_time(tmp_path: Pa
     """A database read for a window is read again for an earlier window only; the start it was read from
     is compared as a time (an older version stored it with the window's offset)."""
     from xshare.measure import tokens
-    from xshare.sessions import agents as session_agents
+    from xshare.sessions import agent_rows as session_agents
     from xshare.sources.hermes import state_db as hermes
 
     db = HermesDb(tmp_path / "state.db", 22)

@@ -21,7 +21,7 @@ from xshare.demo import write_demo_corpus
 from xshare.live import session_state
 from xshare.measure.ids import key_path, normal_id, path_key
 from xshare.report import history
-from xshare.sessions import agents as session_agents
+from xshare.sessions import agent_rows as session_agents
 from xshare.sessions import claude_code
 from xshare.sources import codex, gemini, openclaw, opencode
 from xshare.sources.claude import files as claude_files

@@ -14,7 +14,7 @@ import pytest
 from xshare.cli import main
 from xshare.measure.ledger import CATEGORIES
 from xshare.report import history
-from xshare.sessions import agents as session_agents
+from xshare.sessions import agent_rows as session_agents
 from xshare.sessions import rows_cache
 
 TOOLS = (("Read", "file_path"), ("Grep", "pattern"), ("Bash", "command"), ("Edit", "file_path"))

@@ -12,7 +12,7 @@ import pytest
 from agent_fixtures import codex_session, gemini_json, openclaw_session, opencode_db
 
 from xshare.cli import main
-from xshare.sessions.agents import cache_path
+from xshare.sessions.agent_rows import cache_path
 
 HEADER = ("Codex CLI", "Gemini CLI", "OpenCode", "OpenClaw")
 
@@ -105,7 +105,7 @@ def test_session_and_html_for_each_agent(isolated_home: Path, tmp_path: Path, ca
         text = page.read_text()
         assert f"{agent} · " in text and "Call 1: billed" in text
     code, _, err = run(capsys, "html", "no-such-session")
-    assert code == 2 and "nor any Codex, Gemini CLI, OpenCode or OpenClaw session" in err
+    assert code == 2 and "no session of Claude Code, Hermes, Codex CLI, Gemini CLI, OpenCode or OpenClaw matches" in err
 
 
 def test_demo_reads_no_other_agent(isolated_home: Path, capsys: pytest.CaptureFixture):

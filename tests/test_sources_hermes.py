@@ -688,7 +688,7 @@ def _report(arguments: list[str], capsys: pytest.CaptureFixture) -> tuple[int, s
 
 
 def test_a_repeated_report_reads_a_database_again_only_when_it_changed(tmp_path: Path, capsys, monkeypatch):
-    from xshare.sessions import agents as session_agents
+    from xshare.sessions import agent_rows as session_agents
 
     path = build_standard(tmp_path / "a" / "state.db", 22)
     reads = []

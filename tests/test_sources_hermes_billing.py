@@ -139,4 +139,4 @@ def test_session_command_finds_a_hermes_session_by_id(tmp_path: Path, capsys: py
     # an id nobody has: exit 2 and say where it looked; a missing database is a problem on stderr
     code, out, err = run(capsys, "session", "s9", "--estimate", "--hermes-db", str(tmp_path / "nowhere.db"))
     assert code == 2 and out == ""
-    assert "no Claude Code transcript or Hermes session matches 's9'" in err and "nowhere.db not found" in err
+    assert "OpenCode or OpenClaw matches 's9'" in err and "nowhere.db not found" in err

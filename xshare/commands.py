@@ -69,25 +69,28 @@ def _choice(args: argparse.Namespace) -> TokenizerChoice:
     return tokenizers.choose(estimate=args.estimate, vocab=args.vocab, remember=not args.no_cache)
 
 
+def looking(args: argparse.Namespace, choice: TokenizerChoice | None = None, since: datetime | None = None):
+    """Where to look for each agent's sessions (its flag, by agent) and how to count: the typed options
+    the registry's adapters take (never the Namespace)."""
+    from xshare.sessions.registry import REGISTRY
+    from xshare.sources.adapter import Looking
+
+    homes = {adapter.agent: getattr(args, adapter.flag, None) for adapter in REGISTRY}
+    return Looking(homes, choice or _choice(args), since, not args.no_cache)
+
+
 def _measure_in_window(args: argparse.Namespace, window):
     from xshare.report.render import CountingPlace
-    from xshare.sessions.measure import measure_all
+    from xshare.sessions.measure import measure
     from xshare.sessions.packed import in_window
 
-    measured = measure_all(args.claude_root, _choice(args), window.since, not args.no_cache,
-                           hermes_dbs=args.hermes_db, agent_homes=_agent_homes(args))
+    measured = measure(looking(args, since=window.since))
     _report_problems(measured.problems, getattr(args, "demo", False))
     place = CountingPlace(window)
     rows, deferred = in_window(measured.rows, place)  # a session without API calls is a session
     if place.undated:
         _say(window.undated_note(place.undated))
     return measured, rows, deferred
-
-
-def _agent_homes(args: argparse.Namespace) -> dict[str, list[str] | None]:
-    from xshare.sources.agents import homes_given
-
-    return homes_given(args)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -99,12 +102,12 @@ def cmd_report(args: argparse.Namespace) -> int:
         return _report_from_rows(args)
     if args.demo:
         from xshare.demo.corpus import temporary_demo_corpus
+        from xshare.sessions.registry import FLAGS
 
         demo_home, root = temporary_demo_corpus()  # removed when this command returns
+        for flag in FLAGS:
+            setattr(args, flag, [])  # the demo is the shipped corpus only, never this machine's sessions
         args.claude_root = [str(root)]
-        args.hermes_db = []  # the demo is the shipped corpus only, never this machine's Hermes sessions
-        for flag in ("codex_home", "gemini_home", "opencode_db", "openclaw_home"):
-            setattr(args, flag, [])  # nor any other agent's
         args.no_cache = True
         window = Window(None, datetime.now(timezone.utc), "the demo corpus that ships with xshare")
     else:
@@ -151,12 +154,11 @@ def _outside_window(args: argparse.Namespace, window, measured) -> list[str]:
     newest start, and the flag that takes them in (the sessions are measured again without the window's
     start, from the cache for most of them, so that an empty report never hides what exists)."""
     from xshare.report.words import outside_window
-    from xshare.sessions.measure import measure_all
+    from xshare.sessions.measure import measure
 
     if window.since is not None:
         with _quiet_stderr():  # their problems were said, or are outside the window
-            measured = measure_all(args.claude_root, _choice(args), None, not args.no_cache,
-                                   hermes_dbs=args.hermes_db, agent_homes=_agent_homes(args))
+            measured = measure(looking(args))
     starts = [row.get("started_at") for _, row in measured.rows.pairs()]
     return outside_window(window, starts, datetime.now(timezone.utc))
 
@@ -283,13 +285,12 @@ def _remembered_in_window(args: argparse.Namespace, measured, window):
     --no-history, nor for a report on folders or databases the user named (a report on them alone)."""
     from xshare.report.history import gone_sessions, keep
     from xshare.sessions.packed import PackedRows, in_window
+    from xshare.sessions.registry import FLAGS
 
     if args.demo:
         return PackedRows(), 0
     remembered = keep(measured.rows)
-    named = (args.claude_root, args.hermes_db, args.codex_home, args.gemini_home, args.opencode_db,
-             args.openclaw_home)
-    if getattr(args, "no_history", False) or any(named):
+    if getattr(args, "no_history", False) or any(getattr(args, flag, None) for flag in FLAGS):
         return PackedRows(), 0
     same, other = gone_sessions((), remembered, measured.tokenizer.name)  # keep() left out the measured
     return in_window(same, window.place)[0], sum(1 for row in other if window.place(row) == "in")
@@ -332,28 +333,28 @@ def cmd_collect(args: argparse.Namespace) -> int:
 
 
 def cmd_session(args: argparse.Namespace) -> int:
-    """A session by transcript path (read now), or by id (the live state if the hook keeps one), else a
-    Hermes session by id from state.db."""
-    from xshare.live.session_state import live_row
-    from xshare.sessions.agents import find_agent_session, find_hermes_session
-    from xshare.sessions.claude_code import find_session, measure_one
+    """A session by the path of its file (whichever agent's, told by its content), its id (the live state
+    if the hook keeps one) or a unique prefix of its id, from any agent of the registry."""
+    from collections import Counter
 
-    row = None if args.session.endswith(".jsonl") or args.claude_root else live_row(args.session, _choice(args))
+    from xshare.live.session_state import live_row
+    from xshare.sessions.registry import find, names
+    from xshare.sources.adapter import Ambiguous
+
+    as_path = Path(args.session).expanduser().is_file() or args.session.endswith(".jsonl")
+    row = None if as_path or args.claude_root else live_row(args.session, _choice(args))
     if row is None:
-        file = find_session(args.session, args.claude_root)
-        problems: dict = {}
-        if file is not None:
-            row, problems = measure_one(file, _choice(args))
-        elif not args.session.endswith(".jsonl"):
-            row, problems = find_hermes_session(args.session, _choice(args), args.hermes_db)
-            if row is None:  # another agent's session id (Codex, Gemini CLI, OpenCode, OpenClaw)
-                row, more, _ = find_agent_session(args.session, _choice(args), _agent_homes(args))
-                problems = {**problems, **more}
+        problems: Counter = Counter()
+        found = find(args.session, looking(args), problems)
         _report_problems(problems)
-        if row is None:
-            _say(f"no Claude Code transcript or Hermes session matches {args.session!r}, nor any Codex, Gemini CLI, "
-                 "OpenCode or OpenClaw session (give a transcript path or a session id)")
+        if isinstance(found, Ambiguous):
+            say_ambiguous(found)
             return 2
+        if found is None:
+            _say(f"no session of {names()} matches {args.session!r} (give a session's file, its id or the start of "
+                 "its id)")
+            return 2
+        row = found.row
     if args.json:
         _print_json(row)
     else:
@@ -361,6 +362,13 @@ def cmd_session(args: argparse.Namespace) -> int:
 
         sys.stdout.write(session_summary(row))
     return 0
+
+
+def say_ambiguous(ambiguous) -> None:
+    """Refused, with the candidates (as git lists them), on one line."""
+    shown = ", ".join(ambiguous.candidates[:20])
+    more = f" and {len(ambiguous.candidates) - 20:,} more" if len(ambiguous.candidates) > 20 else ""
+    _say(f"{ambiguous.wanted!r} names {len(ambiguous.candidates):,} sessions; give more of the id: {shown}{more}")
 
 
 def _tool_verdict(call: dict, classify_tool) -> tuple[str, str]:
@@ -496,10 +504,15 @@ def cmd_html(args: argparse.Namespace) -> int:
     """One session's HTML summary (or --index: every session's), written to a file whose path is printed."""
     from xshare.html.command import cli_html
 
-    if args.hermes_db and (args.index or not args.session):
-        _say("give the id of the Hermes session to summarise (an index of Hermes sessions is not supported)")
-        return 2
-    return cli_html(args, _say)
+    return cli_html(html_options(args), _say)
+
+
+def html_options(args: argparse.Namespace):
+    """`xshare html`'s options as the html package takes them."""
+    from xshare.html.command import HtmlOptions
+
+    return HtmlOptions(looking(args), args.session, args.output, args.index, args.open, getattr(args, "demo", False),
+                       args.estimate, args.vocab)
 
 
 def _slash_report(report_args: list[str]) -> int:

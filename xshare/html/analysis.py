@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from xshare.measure import economics
 from xshare.measure.economics import CAUSES, MIN_REBUILD, MIN_REBUILD_SHARE, WEIGHTS, Watch  # noqa: F401 (the page imports them here)
 from xshare.measure.ledger import SPREAD, Ledger
+from xshare.measure.row import SessionRow
 
 # the weights, the rebuild rule and the compaction rule live in economics, shared with the live hook
 # "what a summary or a narrower read would have removed": a summary replaces a result after the first
@@ -26,7 +27,7 @@ TOP_RESULTS = 20
 class Linked:
     """Another session this page points at (a subagent, the parent), with the page it has, if any."""
 
-    row: dict
+    row: SessionRow
     href: str | None = None
 
 

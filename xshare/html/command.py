@@ -1,15 +1,15 @@
-"""`xshare html`: one session's page (Claude Code, Hermes or another agent's, found by id or path), the most
-recent session's, or --index (every Claude Code session); --demo on the invented corpus."""
+"""`xshare html`: one session's page (any agent's, found through the registry by path, id or id prefix), the
+most recent session's, or --index (every agent's sessions); --demo on the invented corpus."""
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from xshare.html.agents import write_agent_page, write_hermes_page
+from xshare.html.agents import ledger_pages, write_found_page
 from xshare.html.write import (
     html_dir,
     most_recent,
@@ -21,39 +21,56 @@ from xshare.html.write import (
 )
 from xshare.measure import tokens as tokenizers
 from xshare.report.outputs import refusal
-from xshare.sessions.claude_code import find_session
-from xshare.sources.agents import homes_given
+from xshare.sessions.registry import find, names
+from xshare.sources.adapter import Ambiguous, Looking
 from xshare.sources.claude.files import discover
 from xshare.sources.hermes import state_db as hermes
 from xshare.text import printable
 
 
-def _hermes_html(args: argparse.Namespace, choice: tokenizers.TokenizerChoice, out: Path | None,
-                 say: Callable[[str], None], problems: Counter) -> int:
-    """`xshare html ID` for an id that no Claude Code transcript has: a Hermes session, if one has it."""
-    databases = [Path(path).expanduser() for path in args.hermes_db] if args.hermes_db else hermes.default_databases()
-    try:
-        path = write_hermes_page(args.session, databases, choice, out, problems)
-    except OSError as error:
-        say(f"could not write the page: {error.strerror or error}")
-        return 1
-    if path is None:  # another agent's session (Codex, Gemini CLI, OpenCode, OpenClaw)?
-        try:
-            path, more = write_agent_page(args.session, homes_given(args), choice, out)
-        except OSError as error:
-            say(f"could not write the page: {error.strerror or error}")
-            return 1
-        problems.update(more)
-    if path is None:
+@dataclass(frozen=True)
+class HtmlOptions:
+    """What `xshare html` was asked for (built from the command line in commands.py)."""
+
+    looking: Looking  # where each agent's sessions are, the tokenizer, whether to use the cache
+    session: str | None = None  # a path, an id or the start of one; None: the most recent session
+    output: str | None = None
+    index: bool = False
+    open: bool = False
+    demo: bool = False
+    estimate: bool = False  # for the demo's own tokenizer choice
+    vocab: str | None = None
+
+    @property
+    def claude_roots(self) -> list[str] | None:
+        return self.looking.given("claude-code")
+
+
+def _found_html(args: HtmlOptions, looking: Looking, out: Path | None, origin: Callable[[Path], str],
+                say: Callable[[str], None], problems: Counter) -> int:
+    """`xshare html SESSION`: whichever agent's session it names."""
+    found = find(args.session, looking, problems, detail=True)
+    if found is None or isinstance(found, Ambiguous):
         locked = any(hermes.LOCKED in kind for kind in problems)
         _say_problems(problems, say)  # first, so the verdict below is the last line
-        if locked:
+        if isinstance(found, Ambiguous):
+            shown = ", ".join(found.candidates[:20])
+            say(f"{found.wanted!r} names {len(found.candidates):,} sessions; give more of the id: {shown}")
+        elif locked:
             say(f"could not look for {args.session!r}: a Hermes database is locked by another program; "
                 "try again when it is free")
         else:
-            say(f"no Claude Code transcript or Hermes session matches {args.session!r}, nor any Codex, "
-                "Gemini CLI, OpenCode or OpenClaw session")
+            say(f"no session of {names()} matches {args.session!r}")
         return 2
+    try:
+        if found.transcript is not None:  # measured with its subagents' files, their pages beside it
+            path = write_session_page(found.transcript, looking.choice, out, args.claude_roots, origin=origin,
+                                      problems=problems)
+        else:
+            path = write_found_page(found, out)
+    except OSError as error:
+        say(f"could not write the page: {error.strerror or error}")
+        return 1
     return _done(path, args.open)
 
 
@@ -78,19 +95,19 @@ def _say_problems(problems: Counter, say: Callable[[str], None], demo: bool = Fa
     problems.clear()
 
 
-def cli_html(args: argparse.Namespace, say: Callable[[str], None]) -> int:
+def cli_html(args: HtmlOptions, say: Callable[[str], None]) -> int:
     """`xshare html [SESSION] [-o FILE] [--open] [--index] [--demo]`; `say` prints a message to stderr,
     including what went wrong reading the sessions (as `xshare report` does)."""
     problems: Counter = Counter()
     try:
-        return _cli_html(args, say, problems)
+        return _cli_html(args, args.looking, say, problems)
     finally:
         _say_problems(problems, say, getattr(args, "demo", False))
 
 
-def _cli_html(args: argparse.Namespace, say: Callable[[str], None], problems: Counter) -> int:
+def _cli_html(args: HtmlOptions, looking: Looking, say: Callable[[str], None], problems: Counter) -> int:
     out = Path(args.output).expanduser() if args.output else None
-    why = refusal(out, args.claude_root) if out else None
+    why = refusal(out, args.claude_roots) if out else None
     if why:
         say(f"could not write the page {out}: {why}")
         return 1
@@ -100,19 +117,23 @@ def _cli_html(args: argparse.Namespace, say: Callable[[str], None], problems: Co
         from xshare.demo.corpus import temporary_demo_corpus  # its invented projects cost 40 ms to import
 
         demo, root = temporary_demo_corpus()  # removed when this command returns
-        args.claude_root, args.no_cache = [str(root)], True
+        choice = tokenizers.choose(estimate=args.estimate, vocab=args.vocab, remember=False)
+        looking = Looking({agent: [] for agent in looking.homes} | {"claude-code": [str(root)]}, choice,
+                          use_cache=False)
+        args = replace(args, looking=looking)
         out = out or html_dir() / "demo" / ("index.html" if args.index else "session.html")
 
         def origin(path: Path) -> str:
             return f"xshare's invented demo corpus: {path.relative_to(root).as_posix()}"
 
-    choice = tokenizers.choose(estimate=args.estimate, vocab=args.vocab, remember=not args.no_cache)
+    choice = looking.choice
     if args.index:
         if args.session:
             say("give a SESSION or --index, not both")
             return 2
         try:
-            path, written = write_index(choice, out, args.claude_root, not args.no_cache, origin, problems)
+            path, written = write_index(choice, out, args.claude_roots, looking.use_cache, origin, problems,
+                                        others=lambda folder: ledger_pages(looking, folder, problems))
         except OSError as error:
             say(f"could not write the index: {error.strerror or error}")
             return 1
@@ -120,22 +141,20 @@ def _cli_html(args: argparse.Namespace, say: Callable[[str], None], problems: Co
             say(f"wrote {written:,} session page(s) beside the index")
     else:
         if args.session:
-            file = find_session(args.session, args.claude_root) if not args.hermes_db else None
-            if file is None:
-                return _hermes_html(args, choice, out, say, problems)
+            return _found_html(args, looking, out, origin, say, problems)
         else:
-            recent = most_recent(args.claude_root)
+            recent = most_recent(args.claude_roots)
             if not recent:
-                for folder in transcript_roots(args.claude_root):
+                for folder in transcript_roots(args.claude_roots):
                     say(f"looked for Claude Code transcripts under {folder}")
                 say("no session found; give a transcript path or a session id (or try --demo)")
                 return 2
             # the demo's most recent session is a short one; its largest shows every section
             file = max(recent, key=lambda f: f.path.stat().st_size) if demo else recent[0]
-        all_files = discover(transcript_roots(args.claude_root))
+        all_files = discover(transcript_roots(args.claude_roots))
         subs = subagent_files(file, all_files)  # their pages go beside it, linked from it: said, not quiet
         try:
-            path = write_session_page(file, choice, out, args.claude_root, origin=origin, problems=problems,
+            path = write_session_page(file, choice, out, args.claude_roots, origin=origin, problems=problems,
                                       all_files=all_files, subs=subs)
         except OSError as error:
             say(f"could not write the page: {error.strerror or error}")

@@ -220,8 +220,10 @@ def write_index(
     use_cache: bool = True,
     origin: Callable[[Path], str] = shown_path,
     problems: Counter | None = None,
+    others: Callable[[Path], list[Linked]] | None = None,
 ) -> tuple[Path, int]:
-    """The index of every Claude Code session (one that made no API call too: its share is unknown), each
+    """The index of every Claude Code session (and with `others`, the entries of the other agents' sessions,
+    their pages written into the index's folder) (one that made no API call too: its share is unknown), each
     linked to its page; pages that are missing or older than their transcript are (re)written first.
     Returns the index path and how many pages were written; what went wrong is added to `problems`
     (once per transcript: the pages re-read what the index measured)."""
@@ -249,6 +251,10 @@ def write_index(
                                copied=measured.copied.get(path_key(file.path), frozenset()))
             written += 1
         entries.append(Linked(row, page.name))
+    if others is not None:
+        more = others(folder)
+        written += len(more)
+        entries += more
     entries.sort(key=lambda entry: entry.row.get("last_activity") or "", reverse=True)
     atomic_write(target, render_index(entries, measured.tokenizer, _chart(entries)).encode("utf-8"))
     return target, written

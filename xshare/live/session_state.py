@@ -12,11 +12,16 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from xshare import METHOD_VERSION
 from xshare.live.log import log
+from xshare.live.summary import LiveSummary
 from xshare.state.paths import file_name, html_file, line_file, live_dir
 from xshare.state.private import read_regular
+
+if TYPE_CHECKING:  # a hot path: the row's type only for the type checker, never loaded by the idle call
+    from xshare.measure.row import SessionRow
 
 # the reader, the tokenizer and orjson are imported only once there is work to do: the idle call
 # (nothing appended since the last one) is the common case and must stay cheap
@@ -120,7 +125,7 @@ def _with_family(row: dict, file, choice, member_row) -> dict:
     return complete_with_unrecorded(row, family)
 
 
-def summary(row: dict, offset: int, path: Path, mtime_ns: int | None = None, watch=None) -> dict:
+def summary(row: SessionRow, offset: int, path: Path, mtime_ns: int | None = None, watch=None) -> LiveSummary:
     """What the status line shows, precomputed: it must never tokenize or read history itself. `watch`
     (the ledger's economics.Watch) adds the last call, the rebuilds and the /compact nudge."""
     return {

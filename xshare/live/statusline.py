@@ -15,6 +15,7 @@ import re  # json imports it already: free
 import sys
 
 from xshare.live.catch_up import kick
+from xshare.live.summary import LiveSummary
 from xshare.state.paths import line_file
 from xshare.state.private import read_regular, writable
 from xshare.text import pct, usage_kinds
@@ -59,7 +60,7 @@ def _kinds(usage: dict) -> str:
     return usage_kinds(usage, ("read", "write", "fresh", "out"), _n)
 
 
-def cache_fields(saved: dict, colour: bool) -> dict[str, str]:
+def cache_fields(saved: LiveSummary, colour: bool) -> dict[str, str]:
     """`{last}`, `{session}`, `{nudge}`, `{rebuilds}`, `{rebuilt}` from what the hook saved."""
     values = {"last": "", "session": "", "nudge": "", "rebuilds": "", "rebuilt": ""}
     last, usage = saved.get("last"), saved.get("usage")
@@ -81,7 +82,7 @@ def cache_fields(saved: dict, colour: bool) -> dict[str, str]:
     return values
 
 
-def fields(payload: dict, saved: dict | None, colour: bool) -> dict[str, str]:
+def fields(payload: dict, saved: LiveSummary | None, colour: bool) -> dict[str, str]:
     """Every value a format string may name, as text."""
     window = payload.get("context_window") if isinstance(payload.get("context_window"), dict) else {}
     used = window.get("used_percentage")
@@ -138,7 +139,7 @@ def install_refusal(line_format: str | None, line2: str | None) -> str | None:
     return None
 
 
-def catch_up(payload: dict, saved: dict | None, behind: bool) -> None:
+def catch_up(payload: dict, saved: LiveSummary | None, behind: bool) -> None:
     """No hook may come (the compaction summary is written after the last one): start the update here."""
     session, transcript = payload.get("session_id"), payload.get("transcript_path")
     if not isinstance(session, str) or not isinstance(transcript, str):

@@ -15,6 +15,7 @@ from collections import deque
 from xshare import METHOD_VERSION
 from xshare.measure.economics import Watch
 from xshare.measure.ids import normal_id
+from xshare.measure.row import SessionRow
 from xshare.measure.timestamps import stamp
 
 TOOL_CATEGORIES = ("exploration", "edit", "shell", "web", "other")
@@ -327,7 +328,7 @@ def set_shares(row: dict) -> dict:
 
 def session_row(
     ledger: Ledger, *, session_id: str, agent: str, source: str, tokenizer: str, parent: str | None = None
-) -> dict:
+) -> SessionRow:
     """The per-session row: counts and timestamps only, never text or paths."""
     billed = ledger.billed_tokens()
     models = sorted(ledger.models, key=lambda name: (-ledger.models[name], name))

@@ -24,6 +24,7 @@ from typing import BinaryIO
 
 from xshare.measure.ids import normal_id
 from xshare.measure.plausible import row_problem
+from xshare.measure.row import SessionRow
 from xshare.measure.timestamps import session_time
 from xshare.sessions.packed import PackedRows
 from xshare.state.store import atomic_write, dumps, loads, locked, open_regular, state_dir
@@ -125,7 +126,7 @@ def _append(lines: list[bytes]) -> bool:
     return True
 
 
-def remember(rows: Iterable[dict]) -> int:
+def remember(rows: Iterable[SessionRow]) -> int:
     """Append these sessions' rows; returns how many were written. Never raises on a full or read-only
     disk: the report goes on, saying on stderr that the history could not be kept."""
     lines = [dumps(slim(row)) + b"\n" for row in rows if isinstance(row.get("id"), str)]
@@ -171,7 +172,7 @@ def _compact() -> dict[tuple[str, str], bytes]:
         return _read()[0]
 
 
-def keep(measured: Iterable[dict]) -> Remembered:
+def keep(measured: Iterable[SessionRow]) -> Remembered:
     """Remember the sessions just measured whose row is new or changed; returns the remembered sessions
     that were not among them (those a report may count from the history), so no line is held twice."""
     remembered = recall()

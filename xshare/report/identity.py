@@ -12,6 +12,7 @@ import os
 import uuid
 from collections.abc import Iterable, Iterator
 
+from xshare.measure.row import SessionRow
 from xshare.state.store import atomic_write, state_dir
 
 
@@ -36,7 +37,7 @@ def person_id() -> str | None:
     return os.environ.get("XSHARE_PERSON", "").strip() or None
 
 
-def stamped(rows: Iterable[dict]) -> Iterator[dict]:
+def stamped(rows: Iterable[SessionRow]) -> Iterator[SessionRow]:
     """The rows with this machine's id and the person's (if set), for a rows file others may pool; one
     at a time, as they are written."""
     ids = {"machine": machine_id()}

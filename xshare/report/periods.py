@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
+from xshare.measure.row import SessionRow
 from xshare.measure.timestamps import session_time, to_utc
 from xshare.report.render import ANECDOTE_BELOW, Tally, parse_time, reading
 from xshare.state.store import atomic_write, dumps, read_json, state_dir
@@ -75,7 +76,7 @@ def over_time(rows: Iterable[dict], by: str | None, marks: list[dict]) -> OverTi
     return summed
 
 
-def sum_rows(rows: Iterable[dict], by: str | None, marks: list[dict]) -> tuple[Tally, OverTime]:
+def sum_rows(rows: Iterable[SessionRow], by: str | None, marks: list[dict]) -> tuple[Tally, OverTime]:
     """The report's groups, and --by's periods and the marks' sides, in one pass over the rows (each
     decoded in turn when they are packed): sums and a share per session are kept, never the rows."""
     tally, summed = Tally(), OverTime(by, marks)

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 
 from xshare import METHOD_VERSION, __version__
 from xshare.measure.ledger import CATEGORIES, REREAD, bill_short, share
+from xshare.measure.row import SessionRow
 from xshare.measure.timestamps import (  # parse_time: rows, history, periods, pages import it here
     parse_time,
     session_time,
@@ -136,7 +137,7 @@ class CountingPlace:
 # --- groups ---------------------------------------------------------------------------------------
 
 
-def group_key(row: dict) -> str:
+def group_key(row: SessionRow) -> str:
     return f"{row['agent']}/{row['source']}"
 
 
@@ -166,7 +167,7 @@ def reading(pooled: float | None, median: float | None, sessions: int) -> str:
     return text
 
 
-def summarize(rows: Iterable[dict]) -> dict[str, dict]:
+def summarize(rows: Iterable[SessionRow]) -> dict[str, dict]:
     """Pooled figures per agent/source group, in report order."""
     tally = Tally()
     for row in rows:
@@ -398,7 +399,7 @@ def _label(key: str) -> str:
     return printable(key.replace("/", " / ", 1))
 
 
-def session_summary(row: dict) -> str:
+def session_summary(row: SessionRow) -> str:
     """A few lines on one session, for a person who asked about it."""
     started, last = parse_time(row.get("started_at")), parse_time(row.get("last_activity"))
     when = "No timestamps"

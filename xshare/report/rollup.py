@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from xshare.measure.plausible import NO_SESSION, NOT_A_ROW, row_problem
+from xshare.measure.row import SessionRow
 from xshare.measure.timestamps import session_time
 from xshare.report.render import GroupSums, group_order
 from xshare.state.store import loads, open_regular
@@ -163,7 +164,7 @@ def _lines(handle: BinaryIO) -> Iterator[bytes]:
             yield line.strip()
 
 
-def _row(line: bytes) -> dict | None:
+def _row(line: bytes) -> SessionRow | None:
     try:
         row = loads(line)
     except ValueError:

@@ -8,12 +8,13 @@ from datetime import datetime
 from pathlib import Path
 
 from xshare.measure.plausible import row_problem
+from xshare.measure.row import SessionRow
 from xshare.measure.timestamps import session_time
 from xshare.sessions.packed import PackedRows
 from xshare.state.store import atomic_write, dumps, loads, open_regular
 
 
-def write_rows(path: Path, rows: Iterable[dict] | PackedRows) -> None:
+def write_rows(path: Path, rows: Iterable[SessionRow] | PackedRows) -> None:
     """One JSON line per session, replacing the file (atomically: a reader never sees half of it); its
     folder must exist, as for any path the user names. Written a row at a time, never whole in memory."""
     lines = ((item + b"\n" for item in rows.items) if isinstance(rows, PackedRows)
@@ -21,7 +22,7 @@ def write_rows(path: Path, rows: Iterable[dict] | PackedRows) -> None:
     atomic_write(path, lines, make_folders=False)
 
 
-def read_rows(path: Path) -> list[dict]:
+def read_rows(path: Path) -> list[SessionRow]:
     """The rows already recorded; a missing file is empty, a bad line (unreadable, or a row the report
     could not sum: plausible.row_problem) is skipped and reported, and left out of the file rewritten."""
     return list(read_packed(path))

@@ -50,6 +50,7 @@ from pathlib import Path
 from xshare.sources import same_file, unseen
 from xshare.sources.agent_common import Replay, as_text, content_text, number, parse_json
 from xshare.sources.codex_exec import CodeMode
+from xshare.sources.recognise import one_document
 from xshare.state.paths import home as user_home
 from xshare.state.store import loads
 
@@ -291,7 +292,7 @@ def read(path: Path, count: Callable[[str], int], tokenizer: str, problems: Coun
         return []
     rollout = _Rollout(path, count, problems, ledgers is not None)
     rollout.records = b'"token_usage_record"' in data
-    if path.suffix == ".json":
+    if one_document(path, data):
         _legacy_json(rollout, data)
     else:
         bad = 0

@@ -48,6 +48,7 @@ from pathlib import Path
 
 from xshare.sources import same_file, unseen
 from xshare.sources.agent_common import Replay, as_text, content_text
+from xshare.sources.recognise import one_document
 from xshare.state.paths import home as user_home
 from xshare.state.store import loads
 
@@ -81,7 +82,7 @@ def discover(homes: list[Path]) -> list[Path]:
 
 def _document(path: Path, data: bytes, problems: Counter) -> tuple[dict, list[dict]]:
     """The session's header and its messages, from either file shape."""
-    if path.suffix == ".json":
+    if one_document(path, data):
         try:
             document = loads(data)
         except ValueError:

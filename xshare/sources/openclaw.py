@@ -45,8 +45,11 @@ from pathlib import Path
 
 from xshare.measure.agent_tools import explain_tool
 from xshare.sources import same_file, unzstd
+from xshare.sources.adapter import sniff
 from xshare.sources.agent_common import Replay, as_text, content_text, parse_json
 from xshare.sources.openclaw_db import COMPRESSED_UNREADABLE, DATABASE_NAME, read_sessions
+from xshare.sources.recognise import compressed
+from xshare.sources.sqlite import SQLITE_MAGIC
 from xshare.state.paths import home as user_home
 from xshare.state.store import loads
 
@@ -217,14 +220,14 @@ def read(path: Path, count: Callable[[str], int], tokenizer: str, problems: Coun
          ledgers: dict | None = None) -> list[dict]:
     """The session row of one transcript, or of every session in a database (with `ledgers`, their
     detailed ledgers too)."""
-    if path.name == DATABASE_NAME:
+    if path.name == DATABASE_NAME or sniff(path, len(SQLITE_MAGIC)) == SQLITE_MAGIC:
         return _read_database(path, count, tokenizer, problems, ledgers)
     try:
         data = path.read_bytes()
     except OSError:
         problems["OpenClaw transcripts that vanished or could not be read"] += 1
         return []
-    if path.name.endswith(".zst"):  # 2026.9's archived transcripts
+    if compressed(path, data):  # 2026.9's archived transcripts
         data = unzstd.decompress(data)
         if data is None:
             problems[COMPRESSED_UNREADABLE] += 1

@@ -112,3 +112,19 @@ def open_database(
 def is_locked(error: sqlite3.Error) -> bool:
     text = str(error).lower()
     return "locked" in text or "busy" in text
+
+
+def tables(path: Path) -> set[str]:
+    """The tables a SQLite file holds, read without writing or creating anything (immutable: its schema
+    only, to tell whose database it is); empty when it is not a readable database."""
+    try:
+        with open(path, "rb") as handle:
+            if handle.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
+                return set()
+        connection = sqlite3.connect(_uri(Path(path), "mode=ro&immutable=1"), uri=True)
+        try:
+            return {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        finally:
+            connection.close()
+    except (OSError, sqlite3.Error):
+        return set()

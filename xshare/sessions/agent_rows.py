@@ -1,11 +1,12 @@
-"""Hermes's and the four other agents' sessions measured (each database or file read again only when it
-changed) and found by id.
+"""Hermes's and the four other agents' sessions measured, each database or file read again only when it
+changed (their adapters in sessions/registry.py call this).
 
 Their rows are cached per file, as JSON in the state folder (Claude Code's in lines: sessions/rows_cache.py).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from collections import Counter
@@ -15,12 +16,11 @@ from pathlib import Path
 
 from xshare import METHOD_VERSION
 from xshare.measure import tokens as tokenizers
-from xshare.measure.ids import key_path, normal_id, path_key
+from xshare.measure.ids import key_path, path_key
 from xshare.measure.plausible import row_problem
 from xshare.measure.timestamps import parse_time
 from xshare.sessions import counter, rows_cache
-from xshare.sessions.measured import Measured
-from xshare.sources import agents, same_file
+from xshare.sources import same_file
 from xshare.sources.hermes import state_db as hermes
 from xshare.state.store import atomic_write, dumps, read_json, state_dir
 
@@ -115,13 +115,14 @@ def _read_agent_file(job: tuple[str, Path]) -> tuple[list[dict], dict]:
     """One file of another agent (a worker's job): its rows and problems."""
     problems: Counter = Counter()
     current = counter.current()  # made by the pool's initializer (or the caller, in this process)
-    rows = agents.BY_AGENT[job[0]].read(job[1], current.count, current.name, problems)
+    reader = importlib.import_module(job[0])  # by name: a job travels to a worker process as plain data
+    rows = reader.read(job[1], current.count, current.name, problems)
     current.flush()
     return rows, dict(problems)
 
 
-def _read_agent_files(agent: str, todo: list[Path], total: int, workers: int | None) -> list:
-    jobs = [(agent, path) for path in todo]
+def _read_agent_files(reader: str, todo: list[Path], total: int, workers: int | None) -> list:
+    jobs = [(reader, path) for path in todo]
     workers = workers or os.cpu_count() or 1
     if workers < 2 or len(jobs) < 2 or total < counter.PARALLEL_MIN_BYTES:
         return [_read_agent_file(job) for job in jobs]
@@ -136,7 +137,7 @@ def measure_agent(
     adapter, files: list[Path], choice: tokenizers.TokenizerChoice, since: datetime | None = None,
     use_cache: bool = True, workers: int | None = None,
 ) -> tuple[list[dict], Counter]:
-    """Rows of another agent's files (sources/agents.py), each read again only when it changed: a
+    """Rows of another agent's files (sessions/registry.py), each read again only when it changed: a
     session file by its size and mtime, a database by its own and its -wal's (files last written
     before `since` cannot hold a session in it)."""
     cached = _load_cache(choice, adapter.AGENT) if use_cache else {}
@@ -159,7 +160,7 @@ def measure_agent(
     todo.sort(key=lambda item: -item[1][0])
     if todo:
         counter.use(choice)
-        found = _read_agent_files(adapter.AGENT, [path for path, _ in todo], sum(s[0] for _, s in todo), workers)
+        found = _read_agent_files(adapter.__name__, [path for path, _ in todo], sum(s[0] for _, s in todo), workers)
         for (path, stamp), (rows, trouble) in zip(todo, found, strict=True):
             fresh[path_key(path)] = [stamp, rows, trouble]
     rows = []
@@ -178,69 +179,3 @@ def _stat_path(path: Path) -> list[int] | None:
     except OSError:
         return None
     return [stat.st_size, stat.st_mtime_ns]
-
-
-def measure_agents(result: Measured, agent_homes: dict[str, list[str] | None] | None, since: datetime | None,
-                   use_cache: bool) -> None:
-    """Add every other agent's rows to `result`; an agent given an empty list is not looked for."""
-    for adapter in agents.ADAPTERS:
-        given = (agent_homes or {}).get(adapter.AGENT)
-        if given == []:
-            continue
-        homes = agents.homes(adapter, given)
-        result.looked_in += adapter.describe(homes)
-        result.problems.update(getattr(adapter, "unread", lambda _: [])(homes))
-        files = adapter.discover(homes)
-        result.sources[adapter.NAME] = "read" if files else "not found"
-        if files:
-            rows, problems = measure_agent(adapter, files, result.tokenizer, since, use_cache)
-            result.rows += rows
-            result.problems.update(problems)
-            if counter.current():
-                result.tokenizer = counter.current().choice
-
-
-def find_hermes_session(
-    session_id: str, choice: tokenizers.TokenizerChoice, hermes_dbs: list[str] | None = None
-) -> tuple[dict | None, Counter]:
-    """A Hermes session's row by its id, from the databases given, else the default ones (read-only);
-    the first database holding it wins."""
-    databases = [Path(path).expanduser() for path in hermes_dbs] if hermes_dbs else hermes.default_databases()
-    problems: Counter = Counter()
-    for path in databases:
-        if not path.is_file():
-            problems[f"Hermes database {path} not found"] += 1
-            continue
-        current = counter.use(choice)
-        rows = hermes.read_database(path, current.count, current.name, problems, only=session_id)
-        counter.flush()
-        if rows:
-            return rows[0], problems
-    return None, problems
-
-
-def find_agent_session(
-    session_id: str, choice: tokenizers.TokenizerChoice, agent_homes: dict[str, list[str] | None] | None = None,
-    ledgers: dict | None = None,
-) -> tuple[dict | None, Counter, str | None]:
-    """Another agent's session by its id: its row, the problems met, and the file it came from. Files
-    whose name holds the id are read first; with `ledgers`, its detailed ledger is left there."""
-    problems: Counter = Counter()
-    session_id = normal_id(session_id)  # rows' ids are
-    current = counter.use(choice)
-    for adapter in agents.ADAPTERS:
-        given = (agent_homes or {}).get(adapter.AGENT)
-        if given == []:
-            continue
-        files = adapter.discover(agents.homes(adapter, given))
-        likely = [path for path in files if session_id in path.name or session_id[:8] in path.name]
-        for path in likely + [path for path in files if path not in likely]:
-            found: dict = {}
-            rows = adapter.read(path, current.count, current.name, problems, found)
-            counter.flush()
-            row = next((row for row in rows if row["id"] == session_id), None)
-            if row is not None:
-                if ledgers is not None:
-                    ledgers[session_id] = found[session_id]
-                return row, problems, str(path)
-    return None, problems, None

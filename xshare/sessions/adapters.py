@@ -1,0 +1,245 @@
+"""The six agents' adapters (the shape: sources/adapter.py; the registry: sessions/registry.py). Each wraps its
+agent's reader in sources/ and its own way of measuring many sessions: Claude Code's rows cache and parallel
+workers (sessions/claude_code.py), Hermes's database cache and the four others' file cache
+(sessions/agent_rows.py)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+from types import ModuleType
+
+from xshare.measure.ids import normal_id
+from xshare.measure.tokens import TokenizerChoice
+from xshare.sessions import agent_rows, counter
+from xshare.sessions.claude_code import find_session, measure_claude, measure_one, read_file
+from xshare.sources import recognise
+from xshare.sources.adapter import Ambiguous, Found, Gathered, Looking
+from xshare.sources.claude import transcript as claude
+from xshare.sources.hermes import state_db as hermes
+
+
+def _one(agent: str, path: Path, rows: list[dict], problems: Counter, ledgers: dict) -> Found | Ambiguous | None:
+    """The session a file holds: the one row, or the candidates when it holds several (a database)."""
+    if len(rows) > 1:
+        return Ambiguous(str(path), sorted(row["id"] for row in rows))
+    if not rows:
+        return None
+    return Found(agent, rows[0], problems, path, ledgers.get(rows[0]["id"]))
+
+
+class ClaudeCode:
+    agent, name, flag, kind = claude.AGENT, "Claude Code", "claude_root", "transcripts"
+    origin_label, turn_markers = "", True
+
+    def default_homes(self) -> list[Path]:
+        return claude.default_roots()
+
+    def roots(self, given: list[str] | None) -> list[Path]:
+        return [claude.resolve_root(root) for root in given] if given else claude.default_roots()
+
+    def describe(self, given: list[str] | None) -> list[str]:
+        return [f"Claude Code transcripts under {root}" for root in self.roots(given)]
+
+    def discover(self, given: list[str] | None) -> list[Path]:
+        return [file.path for file in claude.discover(self.roots(given))]
+
+    def unread(self, given: list[str] | None) -> list[str]:
+        return []
+
+    def recognises(self, path: Path) -> bool:
+        return recognise.claude(path)
+
+    def read(self, path: Path, choice: TokenizerChoice, problems: Counter, ledgers: dict | None = None) -> list[dict]:
+        counter.use(choice)
+        transcript = read_file(claude.describe(path), detail=ledgers is not None)
+        counter.flush()
+        problems.update(transcript.problems)
+        row = transcript.row()
+        if ledgers is not None:
+            ledgers[row["id"]] = transcript.ledger
+        return [row]
+
+    def measure(self, looking: Looking) -> Gathered:
+        roots = self.roots(looking.given(self.agent))
+        skipped: Counter = Counter()
+        files = claude.discover(roots, skipped)
+        result = measure_claude(files, looking.choice, since=looking.since, use_cache=looking.use_cache)
+        result.problems.update(skipped)
+        return Gathered(result.rows, result.problems, result.tokenizer, bool(files),
+                        [f"Claude Code transcripts under {root}" for root in roots], result.copied)
+
+    def session_ids(self, looking: Looking) -> list[str]:
+        return [file.session_id for file in claude.discover(self.roots(looking.given(self.agent)))]
+
+    def _found(self, file: claude.TranscriptFile, looking: Looking, problems: Counter, detail: bool) -> Found:
+        if detail:  # its page measures it (and its subagents' files) itself: html/write.py
+            return Found(self.agent, {"id": file.session_id}, Counter(), file.path, transcript=file)
+        row, trouble = measure_one(file, looking.choice)
+        problems.update(trouble)
+        return Found(self.agent, row, Counter(trouble), file.path, transcript=file)
+
+    def find(self, session_id: str, looking: Looking, problems: Counter, detail: bool = False) -> Found | None:
+        file = find_session(session_id, looking.given(self.agent))
+        return self._found(file, looking, problems, detail) if file is not None else None
+
+    def find_path(self, path: Path, looking: Looking, problems: Counter,
+                  detail: bool = False) -> Found | Ambiguous | None:
+        return self._found(claude.describe(path.resolve()), looking, problems, detail)
+
+
+class Hermes:
+    agent, name, flag, kind = hermes.AGENT, "Hermes", "hermes_db", "database"
+    origin_label, turn_markers = "Hermes ", False  # its records mark no turn (its ledger spreads the bill)
+
+    def default_homes(self) -> list[Path]:
+        return hermes.default_databases()
+
+    def databases(self, given: list[str] | None) -> list[Path]:
+        return [Path(path).expanduser() for path in given] if given is not None else hermes.default_databases()
+
+    def describe(self, given: list[str] | None) -> list[str]:
+        if given is None:
+            return ["Hermes state.db in $HERMES_HOME or ~/.hermes, and ~/.hermes/profiles/*"]
+        return [f"Hermes state.db at {path}" for path in self.databases(given)]
+
+    def discover(self, given: list[str] | None) -> list[Path]:
+        return [path for path in self.databases(given) if path.is_file()]
+
+    def unread(self, given: list[str] | None) -> list[str]:
+        return []
+
+    def recognises(self, path: Path) -> bool:
+        return recognise.hermes(path)
+
+    def read(self, path: Path, choice: TokenizerChoice, problems: Counter, ledgers: dict | None = None) -> list[dict]:
+        current = counter.use(choice)
+        rows = hermes.read_database(path, current.count, current.name, problems, ledgers=ledgers)
+        counter.flush()
+        return rows
+
+    def measure(self, looking: Looking) -> Gathered:
+        given = looking.given(self.agent)
+        databases = self.databases(given)
+        rows: list[dict] = []
+        problems: Counter = Counter()
+        tokenizer = looking.choice
+        if databases:
+            rows, problems = agent_rows.measure_hermes(databases, tokenizer, looking.since, looking.use_cache)
+            tokenizer = counter.current().choice if counter.current() else tokenizer
+        found = None if given == [] else any(path.is_file() for path in databases)
+        return Gathered(rows, problems, tokenizer, found, self.describe(given))
+
+    def session_ids(self, looking: Looking) -> list[str]:
+        rows, _ = agent_rows.measure_hermes(self.discover(looking.given(self.agent)), looking.choice,
+                                            use_cache=looking.use_cache)
+        return [row["id"] for row in rows]
+
+    def find(self, session_id: str, looking: Looking, problems: Counter, detail: bool = False) -> Found | None:
+        """The first database holding it wins (read-only); none named (the demo): not looked for."""
+        given = looking.given(self.agent)
+        if given == []:
+            return None
+        for path in self.databases(given):
+            if not path.is_file():
+                problems[f"Hermes database {path} not found"] += 1
+                continue
+            found: Counter = Counter()
+            ledgers: dict | None = {} if detail else None
+            current = counter.use(looking.choice)
+            rows = hermes.read_database(path, current.count, current.name, found, only=session_id, ledgers=ledgers)
+            counter.flush()
+            problems.update(found)
+            if rows:
+                return Found(self.agent, rows[0], found, path, (ledgers or {}).get(session_id))
+        return None
+
+    def find_path(self, path: Path, looking: Looking, problems: Counter,
+                  detail: bool = False) -> Found | Ambiguous | None:
+        found: Counter = Counter()
+        ledgers: dict = {}
+        rows = self.read(path, looking.choice, found, ledgers)
+        problems.update(found)
+        return _one(self.agent, path, rows, found, ledgers)
+
+
+class FileAgent:
+    """Codex CLI, Gemini CLI, OpenCode and OpenClaw: one shape, their reader modules in sources/."""
+
+    origin_label, turn_markers = "", False
+
+    def __init__(self, reader: ModuleType, recognises) -> None:
+        self.reader = reader
+        self.agent, self.name, self.flag = reader.AGENT, reader.NAME, reader.FLAG
+        self.kind = reader.KIND
+        self._recognises = recognises
+
+    def homes(self, given: list[str] | None) -> list[Path]:
+        return [Path(home).expanduser() for home in given] if given else self.reader.default_homes()
+
+    def default_homes(self) -> list[Path]:
+        return self.reader.default_homes()
+
+    def describe(self, given: list[str] | None) -> list[str]:
+        return self.reader.describe(self.homes(given))
+
+    def discover(self, given: list[str] | None) -> list[Path]:
+        return self.reader.discover(self.homes(given))
+
+    def unread(self, given: list[str] | None) -> list[str]:
+        return getattr(self.reader, "unread", lambda _: [])(self.homes(given))
+
+    def recognises(self, path: Path) -> bool:
+        return self._recognises(path)
+
+    def read(self, path: Path, choice: TokenizerChoice, problems: Counter, ledgers: dict | None = None) -> list[dict]:
+        current = counter.use(choice)
+        rows = self.reader.read(path, current.count, current.name, problems, ledgers)
+        counter.flush()
+        return rows
+
+    def measure(self, looking: Looking) -> Gathered | None:
+        given = looking.given(self.agent)
+        if given == []:
+            return None  # not looked for (the demo)
+        homes = self.homes(given)
+        problems = Counter(self.unread(given))
+        files = self.reader.discover(homes)
+        rows: list[dict] = []
+        tokenizer = looking.choice
+        if files:
+            rows, more = agent_rows.measure_agent(self.reader, files, tokenizer, looking.since, looking.use_cache)
+            problems.update(more)
+            tokenizer = counter.current().choice if counter.current() else tokenizer
+        return Gathered(rows, problems, tokenizer, bool(files), self.reader.describe(homes))
+
+    def session_ids(self, looking: Looking) -> list[str]:
+        gathered = self.measure(replace(looking, since=None))
+        return [row["id"] for row in gathered.rows] if gathered else []
+
+    def find(self, session_id: str, looking: Looking, problems: Counter, detail: bool = False) -> Found | None:
+        """Files whose name holds the id are read first; its page lists its own file's problems."""
+        given = looking.given(self.agent)
+        if given == []:
+            return None
+        session_id = normal_id(session_id)  # rows' ids are
+        files = self.discover(given)
+        likely = [path for path in files if session_id in path.name or session_id[:8] in path.name]
+        for path in likely + [path for path in files if path not in likely]:
+            found: Counter = Counter()
+            ledgers: dict = {}
+            rows = self.read(path, looking.choice, found, ledgers)
+            problems.update(found)
+            row = next((row for row in rows if row["id"] == session_id), None)
+            if row is not None:
+                return Found(self.agent, row, found, path, ledgers.get(session_id))
+        return None
+
+    def find_path(self, path: Path, looking: Looking, problems: Counter,
+                  detail: bool = False) -> Found | Ambiguous | None:
+        found: Counter = Counter()
+        ledgers: dict = {}
+        rows = self.read(path, looking.choice, found, ledgers)
+        problems.update(found)
+        return _one(self.agent, path, rows, found, ledgers)

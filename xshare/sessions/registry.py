@@ -1,0 +1,78 @@
+"""The one registry of agents: the six adapters (sessions/adapters.py, their shape sources/adapter.py), checked
+at import, and a session found among them by path (told by its content), id, or unique id prefix (as git
+does: a prefix several sessions share is refused with the candidates). `report`, `collect`, `session` and
+`html` reach every agent through here (sessions/measure.py measures them all)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from xshare.measure.ids import normal_id
+from xshare.sessions.adapters import ClaudeCode, FileAgent, Hermes
+from xshare.sources import codex, gemini, openclaw, opencode, recognise
+from xshare.sources.adapter import Adapter, Ambiguous, Found, Looking
+
+# the report's order (its sources line, its rows); Claude Code's test of a file is the loosest, asked last
+REGISTRY: tuple[Adapter, ...] = (
+    ClaudeCode(), Hermes(), FileAgent(codex, recognise.codex), FileAgent(gemini, recognise.gemini),
+    FileAgent(opencode, recognise.opencode), FileAgent(openclaw, recognise.openclaw),
+)
+BY_AGENT: dict[str, Adapter] = {adapter.agent: adapter for adapter in REGISTRY}
+FLAGS: tuple[str, ...] = tuple(adapter.flag for adapter in REGISTRY)
+
+
+def check(adapters: tuple[Adapter, ...]) -> None:
+    """Every adapter has the whole shape, and no two share an agent, a name or a flag."""
+    for adapter in adapters:
+        if not isinstance(adapter, Adapter):
+            raise TypeError(f"{adapter!r} lacks part of the adapter protocol (sources/adapter.py)")
+    for what in ("agent", "name", "flag"):
+        values = [getattr(adapter, what) for adapter in adapters]
+        if len(set(values)) != len(values):
+            raise ValueError(f"two adapters share an {what}: {values}")
+
+
+check(REGISTRY)
+
+
+def names() -> str:
+    """"Claude Code, Hermes, ... or OpenClaw", for messages."""
+    all_names = [adapter.name for adapter in REGISTRY]
+    return ", ".join(all_names[:-1]) + " or " + all_names[-1]
+
+
+def owner(path: Path) -> Adapter | None:
+    """The agent whose file this is, by its content."""
+    return next((adapter for adapter in reversed(REGISTRY) if adapter.recognises(path)), None)
+
+
+def find(wanted: str, looking: Looking, problems: Counter, detail: bool = False) -> Found | Ambiguous | None:
+    """A session by the path of its file, its id, or a unique prefix of its id; what went wrong on the way
+    is added to `problems`."""
+    path = Path(wanted).expanduser()
+    if path.is_file():
+        adapter = owner(path)
+        return adapter.find_path(path, looking, problems, detail) if adapter else None
+    for adapter in REGISTRY:
+        found = adapter.find(wanted, looking, problems, detail)
+        if found is not None:
+            return found
+    full = complete(wanted, looking)
+    if isinstance(full, tuple):
+        return BY_AGENT[full[0]].find(full[1], looking, problems, detail)
+    return full
+
+
+def complete(prefix: str, looking: Looking) -> tuple[str, str] | Ambiguous | None:
+    """The (agent, id) of the one session whose id starts with `prefix`; a subagent's id (session/agent)
+    counts only when the prefix reaches into it, as its session's prefix names the session."""
+    prefix = normal_id(prefix)
+    if not prefix:
+        return None
+    matches = sorted({(adapter.agent, session_id) for adapter in REGISTRY
+                      if looking.given(adapter.agent) != [] for session_id in adapter.session_ids(looking)
+                      if session_id.startswith(prefix) and ("/" in prefix or "/" not in session_id)})
+    if len(matches) > 1:
+        return Ambiguous(prefix, [f"{session_id} ({agent})" for agent, session_id in matches])
+    return matches[0] if matches else None
