@@ -369,7 +369,7 @@ def test_most_recent_is_the_latest_activity_and_a_subagent_counts_for_its_parent
 
 def run_html(options: argparse.Namespace, say) -> int:
     """`xshare html` with these options, looking where they say (as the CLI builds it)."""
-    from xshare.commands import html_options
+    from xshare.commands.session import html_options
 
     return html_command.cli_html(html_options(options), say)
 

@@ -1,7 +1,7 @@
 """The command line's arguments: every `xshare` command, its flags and their help.
 
-Only the parser: what each command does is in xshare/commands.py, which command runs which is in
-xshare/cli.py. Stdlib only, as every `xshare` run builds it.
+Only the parser: what each command does is in xshare/commands/ (report.py, session.py, plugin.py,
+common.py), which command runs which is in xshare/cli.py. Stdlib only, as every `xshare` run builds it.
 """
 
 from __future__ import annotations

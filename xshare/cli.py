@@ -10,13 +10,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from xshare import commands
 from xshare.arguments import ORIENTATION, STATUSLINE_ACTIONS, build_parser, statusline_parser
+from xshare.commands import plugin, report, session
 
 HANDLERS = {
-    "report": commands.cmd_report, "mark": commands.cmd_mark, "collect": commands.cmd_collect,
-    "session": commands.cmd_session, "classify": commands.cmd_classify, "hook": commands.cmd_hook,
-    "statusline": commands.cmd_statusline, "slash": commands.cmd_slash, "html": commands.cmd_html,
+    "report": report.cmd_report, "mark": report.cmd_mark, "collect": report.cmd_collect,
+    "session": session.cmd_session, "classify": session.cmd_classify, "html": session.cmd_html,
+    "hook": plugin.cmd_hook, "statusline": plugin.cmd_statusline, "slash": plugin.cmd_slash,
 }
 
 

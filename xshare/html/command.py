@@ -30,7 +30,7 @@ from xshare.text import printable
 
 @dataclass(frozen=True)
 class HtmlOptions:
-    """What `xshare html` was asked for (built from the command line in commands.py)."""
+    """What `xshare html` was asked for (built from the command line in commands/session.py)."""
 
     looking: Looking  # where each agent's sessions are, the tokenizer, whether to use the cache
     session: str | None = None  # a path, an id or the start of one; None: the most recent session

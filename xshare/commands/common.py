@@ -1,0 +1,68 @@
+"""What the `xshare` commands share: their messages on stderr, JSON on stdout, the window and the
+tokenizer the flags ask for, and where to look for each agent's sessions.
+
+Exit codes (every command): 0 done; 1 a file the user asked for could not be written; 2 nothing to
+measure in the window, or a bad argument. Stdout carries aggregates only, except where the user asked for
+one session (`xshare session`); messages and problems go to stderr.
+
+Every `xshare` run imports these modules (the hook and `statusline render` through the installed script
+too), so each command imports what it needs inside its function: one command never pays for another's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING
+
+from xshare.text import json_text, printable_lines
+
+if TYPE_CHECKING:
+    from xshare.measure.tokens import TokenizerChoice
+
+
+def say(message: str) -> None:
+    print(printable_lines(f"xshare: {message}"), file=sys.stderr)
+
+
+def print_json(value: object) -> None:
+    print(json_text(value))
+
+
+def report_problems(problems: dict, demo: bool = False) -> None:
+    """One line per kind of problem, never one per line of input; the demo's are labelled as on purpose."""
+    notes: dict[str, str] = {}
+    if demo:
+        from xshare.demo.corpus import DELIBERATE_ODDITIES as notes
+    for kind, count in sorted(problems.items()):
+        note = notes.get(kind)
+        say(f"{kind}: {count:,}" + (f" ({note})" if note else ""))
+
+
+def window_from(args: argparse.Namespace):
+    """The window the flags ask for, or None (after saying why) for a date that does not parse."""
+    from xshare.report.render import Window
+
+    try:
+        return Window.build(datetime.now(timezone.utc), since_days=args.since_days, since=args.since,
+                            until=args.until, everything=args.all, lag_hours=args.lag_hours)
+    except ValueError as error:
+        say(str(error))
+        return None
+
+
+def tokenizer_choice(args: argparse.Namespace) -> TokenizerChoice:
+    from xshare.measure import tokens as tokenizers
+
+    return tokenizers.choose(estimate=args.estimate, vocab=args.vocab, remember=not args.no_cache)
+
+
+def looking(args: argparse.Namespace, choice: TokenizerChoice | None = None, since: datetime | None = None):
+    """Where to look for each agent's sessions (its flag, by agent) and how to count: the typed options
+    the registry's adapters take (never the Namespace)."""
+    from xshare.sessions.registry import REGISTRY
+    from xshare.sources.adapter import Looking
+
+    homes = {adapter.agent: getattr(args, adapter.flag, None) for adapter in REGISTRY}
+    return Looking(homes, choice or tokenizer_choice(args), since, not args.no_cache)

@@ -1,0 +1,276 @@
+"""`xshare report` (and --from-rows, a team's rollup), `xshare collect` and `xshare mark`, with the
+empty window's word on what lies outside it (xshare/commands/common.py says what the commands share).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from xshare.commands.common import looking, print_json, report_problems, say, window_from
+from xshare.text import output_width, printable, printable_lines
+
+
+def _refuse_rows_file(args: argparse.Namespace) -> bool:
+    """Before measuring: True (after saying why) when --rows names a file xshare must not write."""
+    from xshare.report.outputs import refusal
+
+    why = refusal(Path(args.rows), args.claude_root) if args.rows else None
+    if why:
+        say(f"could not write the rows file {args.rows}: {why}")
+    return why is not None
+
+
+def _measure_in_window(args: argparse.Namespace, window):
+    from xshare.report.render import CountingPlace
+    from xshare.sessions.measure import measure
+    from xshare.sessions.packed import in_window
+
+    measured = measure(looking(args, since=window.since))
+    report_problems(measured.problems, getattr(args, "demo", False))
+    place = CountingPlace(window)
+    rows, deferred = in_window(measured.rows, place)  # a session without API calls is a session
+    if place.undated:
+        say(window.undated_note(place.undated))
+    return measured, rows, deferred
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from xshare.report.periods import sum_rows
+    from xshare.report.render import Report, Window
+    from xshare.report.rows import write_rows
+
+    if args.from_rows:
+        return _report_from_rows(args)
+    if args.demo:
+        from xshare.demo.corpus import temporary_demo_corpus
+        from xshare.sessions.registry import FLAGS
+
+        demo_home, root = temporary_demo_corpus()  # removed when this command returns
+        for flag in FLAGS:
+            setattr(args, flag, [])  # the demo is the shipped corpus only, never this machine's sessions
+        args.claude_root = [str(root)]
+        args.no_cache = True
+        window = Window(None, datetime.now(timezone.utc), "the demo corpus that ships with xshare")
+    else:
+        window = window_from(args)
+        if window is None:
+            return 2
+    if _refuse_rows_file(args):
+        return 1
+    measured, rows, deferred = _measure_in_window(args, window)
+    remembered, other = _remembered_in_window(args, measured, window)
+    rows.items += remembered.items
+    if not rows:
+        still = f"; {deferred} still active at its end" if deferred else ""
+        say(f"no session started in the window ({window.describe()}){still}")
+        outside = _outside_window(args, window, measured)
+        for line in outside or [f"looked for {place}" for place in measured.looked_in]:
+            say(line)
+        if not outside:
+            say("try `xshare report --all`, a longer --since-days, or `xshare report --demo` for a sample report")
+        return 2
+    if args.rows:
+        try:
+            from xshare.report.identity import stamped
+
+            write_rows(Path(args.rows), stamped(rows))
+        except OSError as error:
+            say(f"could not write the rows file: {error.strerror or error}")
+            return 1
+    choice = measured.tokenizer
+    tally, summed = sum_rows(rows, args.by, [] if args.demo else _marks())
+    report = Report(tally.groups(), window, choice.name, choice.note, measured.sources, deferred,
+                    remembered=len(remembered), other_tokenizer=other)
+    if args.json:
+        print_json({**report.to_json(), **_over_time_json(args.by, summed)})
+    else:
+        width = output_width()
+        sys.stdout.write(report.to_text(width, _over_time_text(args.by, summed, width), by=bool(args.by),
+                                        marked=bool(summed.marks)))
+    return 0
+
+
+def _outside_window(args: argparse.Namespace, window, measured) -> list[str]:
+    """An empty window's word on what lies outside it: how many sessions started before and after it, the
+    newest start, and the flag that takes them in (the sessions are measured again without the window's
+    start, from the cache for most of them, so that an empty report never hides what exists)."""
+    from xshare.report.words import outside_window
+    from xshare.sessions.measure import measure
+
+    if window.since is not None:
+        with _quiet_stderr():  # their problems were said, or are outside the window
+            measured = measure(looking(args))
+    starts = [row.get("started_at") for _, row in measured.rows.pairs()]
+    return outside_window(window, starts, datetime.now(timezone.utc))
+
+
+def _quiet_stderr():
+    import contextlib
+    import io
+
+    return contextlib.redirect_stderr(io.StringIO())
+
+
+def _report_from_rows(args: argparse.Namespace) -> int:
+    """A team's rollup from rows files (no transcripts read): the same groups and reading, plus how
+    many machines and people the rows came from."""
+    from xshare.report.render import CountingPlace, Report
+    from xshare.report.rollup import read_rows_files
+
+    if args.by or args.rows or args.demo:
+        say("--from-rows takes the window flags and --json (not --by, --rows or --demo)")
+        return 2
+    window = window_from(args)
+    if window is None:
+        return 2
+    place = CountingPlace(window)
+    rollup = read_rows_files([Path(path) for path in args.from_rows], place)
+    if place.undated:
+        say(f"rows files: {window.undated_note(place.undated)}")
+    for kind, count in (("unreadable lines", rollup.bad_lines), ("sessions given twice, counted once",
+                        rollup.duplicates), ("rows outside the window", rollup.outside_window)):
+        if count:
+            say(f"rows files: {kind}: {count:,}")
+    if rollup.impossible:
+        why = ", ".join(f"{reason}: {count:,}" for reason, count in rollup.impossible.most_common())
+        say(f"rows files: rows with impossible figures or wrong types left out: "
+             f"{sum(rollup.impossible.values()):,} ({why})")
+    if not rollup.rows:
+        say(f"no session in the rows files started in the window ({window.describe()})")
+        return 2
+    left_out = rollup.left_out()
+    note = "; ".join(f"{count:,} sessions counted with {name} left out" for name, count in left_out.items())
+    sources = {"rows files": f"{rollup.files:,} read", "machines": f"{len(rollup.machines):,}",
+               "people": f"{len(rollup.people):,}"}
+    report = Report(rollup.groups(), window, rollup.tokenizer(), note, sources)
+    if args.json:
+        print_json({**report.to_json(), "rollup": rollup.to_json()})
+    else:
+        sys.stdout.write(report.to_text(output_width(), hint=False))  # its next step is the team's to choose
+    return 0
+
+
+def _marks() -> list[dict]:
+    from xshare.report.periods import read_marks
+
+    return read_marks()
+
+
+def _over_time_json(by: str | None, summed) -> dict:
+    """--by's periods and the marks' before/after, for the JSON report."""
+    from xshare.report.periods import marks_json, periods_json
+
+    return {**({"over_time": periods_json(summed, by)} if by else {}),
+            **({"marks": marks_json(summed, summed.marks)} if summed.marks else {})}
+
+
+def _over_time_text(by: str | None, summed, width: int | None = None) -> str:
+    from xshare.report.periods import marks_text, periods_text
+
+    parts = [periods_text(summed, by, width)] if by else []
+    parts += [marks_text(summed, summed.marks)] if summed.marks else []
+    return printable_lines("\n".join(["", *parts])) if parts else ""
+
+
+def cmd_mark(args: argparse.Namespace) -> int:
+    """Name a change (a CLAUDE.md rule, an index, another model): reports split before and after it."""
+    from xshare.report.periods import add_mark, mark_line, read_marks
+    from xshare.report.render import parse_cli_time
+
+    if args.remove is not None:
+        return _remove_mark(args)
+    if not args.label:
+        if not read_marks():
+            say('no marks yet; `xshare mark "what changed"` adds one')
+        for number, mark in enumerate(read_marks(), 1):  # numbered for --remove; in UTC, whatever was stored
+            print(f"{number}  {mark_line(mark)}")
+        return 0
+    try:
+        at = parse_cli_time(args.at) if args.at else datetime.now(timezone.utc)
+    except ValueError as error:
+        say(str(error))
+        return 2
+    try:
+        mark = add_mark(" ".join(args.label), at)
+    except OSError as error:
+        say(f"could not store the mark: {error.strerror or error}")
+        return 1
+    print(f"marked {mark_line(mark)}")
+    return 0
+
+
+def _remove_mark(args: argparse.Namespace) -> int:
+    """`xshare mark --remove N`: N as `xshare mark` numbers them."""
+    from xshare.report.periods import mark_line, read_marks, remove_mark
+
+    count = len(read_marks())
+    if args.label or args.at:
+        say("--remove takes only the mark's number; to correct a mark, remove it and mark again with --at")
+        return 2
+    if not 1 <= args.remove <= count:
+        say(f"no mark {args.remove}: " + (f"the marks are 1 to {count} (`xshare mark` lists them)" if count
+                                           else "there are no marks"))
+        return 2
+    try:
+        removed = remove_mark(args.remove)
+    except OSError as error:
+        say(f"could not store the marks: {error.strerror or error}")
+        return 1
+    print(f"removed {mark_line(removed)}")
+    return 0
+
+
+def _remembered_in_window(args: argparse.Namespace, measured, window):
+    """Keep the measured rows in the history (never the demo's); the remembered sessions in the window
+    whose transcript is gone, and how many more were left out for their tokenizer. None with
+    --no-history, nor for a report on folders or databases the user named (a report on them alone)."""
+    from xshare.report.history import gone_sessions, keep
+    from xshare.sessions.packed import PackedRows, in_window
+    from xshare.sessions.registry import FLAGS
+
+    if args.demo:
+        return PackedRows(), 0
+    remembered = keep(measured.rows)
+    if getattr(args, "no_history", False) or any(getattr(args, flag, None) for flag in FLAGS):
+        return PackedRows(), 0
+    same, other = gone_sessions((), remembered, measured.tokenizer.name)  # keep() left out the measured
+    return in_window(same, window.place)[0], sum(1 for row in other if window.place(row) == "in")
+
+
+def cmd_collect(args: argparse.Namespace) -> int:
+    from xshare.report.render import group_key, summarize
+    from xshare.report.rows import merge_packed, read_packed, write_rows
+
+    window = window_from(args)
+    if window is None:
+        return 2
+    if _refuse_rows_file(args):
+        return 1
+    measured, rows, deferred = _measure_in_window(args, window)
+    from xshare.report.history import keep
+
+    keep(measured.rows)
+    path = Path(args.rows)
+    from xshare.report.identity import stamped
+
+    merged, added, replaced = merge_packed(read_packed(path), stamped(rows))
+    try:
+        write_rows(path, merged)
+    except OSError as error:
+        say(f"could not write the rows file: {error.strerror or error}")
+        return 1
+    interactive = summarize(row for row in merged if group_key(row) == "claude-code/interactive")
+    group = interactive.get("claude-code/interactive")
+    to_date = (
+        f"claude-code/interactive share to date {group['exploration_share_of_context']:.1%} "
+        f"({group['sessions']:,} sessions)"
+        if group and group["exploration_share_of_context"] is not None
+        else "no interactive share yet"
+    )
+    later = f", {deferred} still active (next run)" if deferred else ""
+    line = f"{datetime.now(timezone.utc):%Y-%m-%d}: {added} sessions added, {replaced} replaced{later}; {to_date}"
+    print(printable(line))
+    return 0

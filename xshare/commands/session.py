@@ -1,0 +1,117 @@
+"""One session's figures (`xshare session`, `xshare html`) and how a tool call is sorted (`xshare classify`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from xshare.commands.common import looking, print_json, report_problems, say, tokenizer_choice
+
+
+def cmd_session(args: argparse.Namespace) -> int:
+    """A session by the path of its file (whichever agent's, told by its content), its id (the live state
+    if the hook keeps one) or a unique prefix of its id, from any agent of the registry."""
+    from collections import Counter
+
+    from xshare.live.session_state import live_row
+    from xshare.sessions.registry import find, names
+    from xshare.sources.adapter import Ambiguous
+
+    as_path = Path(args.session).expanduser().is_file() or args.session.endswith(".jsonl")
+    row = None if as_path or args.claude_root else live_row(args.session, tokenizer_choice(args))
+    if row is None:
+        problems: Counter = Counter()
+        found = find(args.session, looking(args), problems)
+        report_problems(problems)
+        if isinstance(found, Ambiguous):
+            say_ambiguous(found)
+            return 2
+        if found is None:
+            say(f"no session of {names()} matches {args.session!r} (give a session's file, its id or the start of "
+                 "its id)")
+            return 2
+        row = found.row
+    if args.json:
+        print_json(row)
+    else:
+        from xshare.report.render import session_summary
+
+        sys.stdout.write(session_summary(row))
+    return 0
+
+
+def say_ambiguous(ambiguous) -> None:
+    """Refused, with the candidates (as git lists them), on one line."""
+    shown = ", ".join(ambiguous.candidates[:20])
+    more = f" and {len(ambiguous.candidates) - 20:,} more" if len(ambiguous.candidates) > 20 else ""
+    say(f"{ambiguous.wanted!r} names {len(ambiguous.candidates):,} sessions; give more of the id: {shown}{more}")
+
+
+def _tool_verdict(call: dict, classify_tool) -> tuple[str, str]:
+    """A tool call's category and why: another agent's by its own tools (an argv list shown as the
+    command it runs), else Claude Code's and Hermes's."""
+    from xshare.measure.agent_tools import AGENT_TOOLS, explain_tool
+    from xshare.measure.classify import command_of, explain_command
+
+    agent, name, tool_input = call.get("agent"), call["tool"], call.get("input")
+    if agent in AGENT_TOOLS:
+        verdict = explain_tool(agent, name, tool_input)
+        shown = f"; the command: {_one_line(verdict.command)}" if verdict.command is not None else ""
+        return verdict.category, f"{verdict.reason}{shown}"
+    if agent not in (None, "claude", "claude-code", "hermes"):
+        raise ValueError(agent)
+    category = classify_tool(name, tool_input)
+    command = command_of(name, tool_input)
+    if command is not None and name in ("Bash", "terminal"):
+        verdict = explain_command(command)
+        return category, f"{verdict.reason} (stage {verdict.stage!r}, word {verdict.word!r})"
+    return category, f"tool {name!r} is {category}"
+
+
+def _one_line(text: str) -> str:
+    """One line for the terminal: control characters shown, never run."""
+    return text.encode("unicode_escape").decode("ascii") if not text.isprintable() else text
+
+
+def cmd_classify(args: argparse.Namespace) -> int:
+    from xshare.measure.classify import classify_tool, explain_command
+    from xshare.state.store import loads
+
+    if args.jsonl:
+        for number, line in enumerate(sys.stdin, 1):
+            if not line.strip():
+                continue
+            try:
+                call = loads(line)
+                category, why = _tool_verdict(call, classify_tool)
+                print(f"{category}\t{why}" if args.why else category)
+            except (ValueError, KeyError, TypeError, AttributeError):
+                say(f'line {number}: expected {{"tool": NAME, "input": {{...}}}} (and optionally "agent": '
+                     f'codex, gemini, opencode or openclaw)')
+                print("invalid")
+        return 0
+    if not args.commands:
+        say("give one or more shell commands, or --jsonl to read tool calls on stdin")
+        return 2
+    for command in args.commands:
+        verdict = explain_command(command)
+        why = f"\t{verdict.reason} (stage {verdict.stage!r}, word {verdict.word!r})" if args.why else ""
+        print(f"{verdict.category}\t{command}{why}")
+    return 0
+
+
+def cmd_html(args: argparse.Namespace) -> int:
+    """One session's HTML summary (or --index: every session's), written to a file whose path is printed."""
+    from xshare.html.command import cli_html
+
+    return cli_html(html_options(args), say)
+
+
+def html_options(args: argparse.Namespace):
+    """`xshare html`'s options as the html package takes them."""
+    from xshare.html.command import HtmlOptions
+
+    return HtmlOptions(looking(args), args.session, args.output, args.index, args.open, getattr(args, "demo", False),
+                       args.estimate, args.vocab)
