@@ -221,4 +221,6 @@ def test_slash_shows_the_report_first_and_its_problems_after_as_one_note(capsys,
 def test_slash_with_nothing_to_report_explains_instead_of_noting(capsys, tmp_path: Path):
     code, out, err = run(capsys, "slash", "--", "--claude-root", str(tmp_path / "empty"))
     assert code == 0 and err == ""
-    assert out.startswith("No session started in the window") and "Looked for" in out and "Note: " not in out
+    first, rest = out.split("\n", 1)  # the named folder that is not there, then what the report says of it
+    assert first.startswith("--claude-root ") and first.endswith("empty: no such file or folder")
+    assert rest.startswith("No session started in the window") and "Looked for" in rest and "Note: " not in rest

@@ -18,6 +18,7 @@ EXAMPLES = """\
 start here:
   xshare report --demo          a report on the invented sample that ships with xshare
   xshare report                 your sessions of the last 30 days
+  xshare sessions               the list of them, newest first, with their ids
   xshare html                   a page on your latest session, call by call
   xshare statusline install     the share of the session you're in, under Claude Code's prompt
 
@@ -71,6 +72,17 @@ def _days(text: str) -> int:
     if not 0 <= days <= MAX_DAYS:
         raise argparse.ArgumentTypeError(f"{days} is not between 0 and {MAX_DAYS:,} days (--all takes every session)")
     return days
+
+
+def _count(text: str) -> int:
+    """--limit: a whole number, 0 or more."""
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"{number} is below 0 (0 lists every session)")
+    return number
 
 
 def _hours(text: str) -> float:
@@ -181,6 +193,24 @@ def build_parser() -> argparse.ArgumentParser:
     add_measure_options(collect)
     add_window_options(collect)
     collect.add_argument("--rows", metavar="FILE", required=True, help="the rows file to update")
+
+    listing = _command(
+        commands, "sessions", "list your sessions, newest first, with ids `session` and `html` take",
+        "The sessions that started in the window (the last 30 days unless told otherwise), newest first:\n"
+        "when each started (UTC), its agent and source, API calls, billed prompt tokens, exploration share\n"
+        "of its context and its project's folder name. The ids are the shortest prefixes that name one\n"
+        "session (--json gives them in full). Unlike the report, it shows ids and project names.",
+        "  xshare sessions                       the 20 newest of the last 30 days\n"
+        "  xshare sessions --all --limit 0       every session\n"
+        "  xshare sessions --json | jq -r '.sessions[0].id'\n"
+        "  xshare html 1f0c2a9e                  a listed session's page")
+    add_measure_options(listing)
+    add_window_options(listing)
+    listing.add_argument("--limit", type=_count, default=20, metavar="N",
+                         help="list the N newest (default 20; 0: every one)")
+    listing.add_argument("--subagents", action="store_true", help="list subagents' sessions too")
+    listing.add_argument("--json", action="store_true", help="the list as JSON, with full ids")
+    listing.add_argument("--demo", action="store_true", help="list the sample corpus that ships with xshare")
 
     session = _command(
         commands, "session", "one session's figures, by its id or its transcript's path",

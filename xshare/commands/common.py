@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from xshare.text import json_text, printable_lines
@@ -65,4 +66,28 @@ def looking(args: argparse.Namespace, choice: TokenizerChoice | None = None, sin
     from xshare.sources.adapter import Looking
 
     homes = {adapter.agent: getattr(args, adapter.flag, None) for adapter in REGISTRY}
+    if any(given is not None for given in homes.values()):  # a report on named folders is on those alone
+        homes = {agent: [] if given is None else given for agent, given in homes.items()}
+        _warn_named(homes)
     return Looking(homes, choice or tokenizer_choice(args), since, not args.no_cache)
+
+
+def _warn_named(homes: dict) -> None:
+    """One line per named folder or database that does not exist or holds none of its agent's sessions (a
+    typo must not read as "no sessions"), naming the flag it was given to."""
+    from xshare.sessions.registry import BY_AGENT
+
+    for agent, given in homes.items():
+        adapter = BY_AGENT[agent]
+        flag = "--" + adapter.flag.replace("_", "-")
+        for place in given:
+            if not Path(place).expanduser().exists():
+                say(f"{flag} {place}: no such file or folder")
+            elif not adapter.discover([place]) and not _transcripts_inside(adapter, Path(place).expanduser()):
+                say(f"{flag} {place}: no {adapter.name} sessions in it")
+
+
+def _transcripts_inside(adapter, folder: Path) -> bool:
+    """A project folder named beside its projects/ holds transcripts that are measured through the other root,
+    though, named alone, they lie outside any project folder: not a typo."""
+    return adapter.kind == "transcripts" and folder.is_dir() and next(folder.rglob("*.jsonl"), None) is not None

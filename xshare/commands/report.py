@@ -23,7 +23,9 @@ def _refuse_rows_file(args: argparse.Namespace) -> bool:
     return why is not None
 
 
-def _measure_in_window(args: argparse.Namespace, window):
+def measure_in_window(args: argparse.Namespace, window):
+    """Every session the flags name, measured (problems said on stderr); those that started in the window,
+    and how many are still active at its end."""
     from xshare.report.render import CountingPlace
     from xshare.sessions.measure import measure
     from xshare.sessions.packed import in_window
@@ -39,38 +41,24 @@ def _measure_in_window(args: argparse.Namespace, window):
 
 def cmd_report(args: argparse.Namespace) -> int:
     from xshare.report.periods import sum_rows
-    from xshare.report.render import Report, Window
+    from xshare.report.render import Report
     from xshare.report.rows import write_rows
 
     if args.from_rows:
         return _report_from_rows(args)
     if args.demo:
-        from xshare.demo.corpus import temporary_demo_corpus
-        from xshare.sessions.registry import FLAGS
-
-        demo_home, root = temporary_demo_corpus()  # removed when this command returns
-        for flag in FLAGS:
-            setattr(args, flag, [])  # the demo is the shipped corpus only, never this machine's sessions
-        args.claude_root = [str(root)]
-        args.no_cache = True
-        window = Window(None, datetime.now(timezone.utc), "the demo corpus that ships with xshare")
+        window = use_demo(args)
     else:
         window = window_from(args)
         if window is None:
             return 2
     if _refuse_rows_file(args):
         return 1
-    measured, rows, deferred = _measure_in_window(args, window)
+    measured, rows, deferred = measure_in_window(args, window)
     remembered, other = _remembered_in_window(args, measured, window)
     rows.items += remembered.items
     if not rows:
-        still = f"; {deferred} still active at its end" if deferred else ""
-        say(f"no session started in the window ({window.describe()}){still}")
-        outside = _outside_window(args, window, measured)
-        for line in outside or [f"looked for {place}" for place in measured.looked_in]:
-            say(line)
-        if not outside:
-            say("try `xshare report --all`, a longer --since-days, or `xshare report --demo` for a sample report")
+        say_empty_window(args, window, measured, deferred)
         return 2
     if args.rows:
         try:
@@ -91,6 +79,33 @@ def cmd_report(args: argparse.Namespace) -> int:
         sys.stdout.write(report.to_text(width, _over_time_text(args.by, summed, width), by=bool(args.by),
                                         marked=bool(summed.marks)))
     return 0
+
+
+def use_demo(args: argparse.Namespace):
+    """Point the flags at the demo corpus (the shipped corpus only, never this machine's sessions; removed
+    when the command returns); its window, which holds all of it."""
+    from xshare.demo.corpus import temporary_demo_corpus
+    from xshare.report.render import Window
+    from xshare.sessions.registry import FLAGS
+
+    args.demo_folder, root = temporary_demo_corpus()  # kept on args: removed when the command is done with it
+    for flag in FLAGS:
+        setattr(args, flag, [])
+    args.claude_root = [str(root)]
+    args.no_cache = True
+    return Window(None, datetime.now(timezone.utc), "the demo corpus that ships with xshare")
+
+
+def say_empty_window(args: argparse.Namespace, window, measured, deferred: int, command: str = "report") -> None:
+    """Why there is nothing to show: the window, what lies outside it and the flag that takes it in, or
+    where xshare looked."""
+    still = f"; {deferred} still active at its end" if deferred else ""
+    say(f"no session started in the window ({window.describe()}){still}")
+    outside = _outside_window(args, window, measured)
+    for line in outside or [f"looked for {place}" for place in measured.looked_in]:
+        say(line)
+    if not outside:
+        say(f"try `xshare {command} --all`, a longer --since-days, or `xshare report --demo` for a sample report")
 
 
 def _outside_window(args: argparse.Namespace, window, measured) -> list[str]:
@@ -249,7 +264,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
         return 2
     if _refuse_rows_file(args):
         return 1
-    measured, rows, deferred = _measure_in_window(args, window)
+    measured, rows, deferred = measure_in_window(args, window)
     from xshare.report.history import keep
 
     keep(measured.rows)

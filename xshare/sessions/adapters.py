@@ -61,7 +61,9 @@ class ClaudeCode:
             ledgers[row["id"]] = transcript.ledger
         return [row]
 
-    def measure(self, looking: Looking) -> Gathered:
+    def measure(self, looking: Looking) -> Gathered | None:
+        if looking.given(self.agent) == []:
+            return None  # not looked for: other agents' folders were named, and a report on them is on those alone
         roots = self.roots(looking.given(self.agent))
         skipped: Counter = Counter()
         files = claude.discover(roots, skipped)
@@ -71,6 +73,8 @@ class ClaudeCode:
                         [f"Claude Code transcripts under {root}" for root in roots], result.copied)
 
     def session_ids(self, looking: Looking) -> list[str]:
+        if looking.given(self.agent) == []:
+            return []
         return [file.session_id for file in claude.discover(self.roots(looking.given(self.agent)))]
 
     def _found(self, file: claude.TranscriptFile, looking: Looking, problems: Counter, detail: bool) -> Found:
@@ -81,6 +85,8 @@ class ClaudeCode:
         return Found(self.agent, row, Counter(trouble), file.path, transcript=file)
 
     def find(self, session_id: str, looking: Looking, problems: Counter, detail: bool = False) -> Found | None:
+        if looking.given(self.agent) == []:
+            return None
         file = find_session(session_id, looking.given(self.agent))
         return self._found(file, looking, problems, detail) if file is not None else None
 

@@ -1,0 +1,107 @@
+"""`xshare sessions` (finding 4 of issue 21) and folders a user names (finding 6): the list's ids are ones
+`xshare session` takes, its projects come from the records, it fits the width; a named folder that is not
+there, or holds nothing of its agent, is one warning naming the flag, and agents not named are not read."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from agent_fixtures import codex_session, gemini_jsonl
+
+from xshare.cli import main
+from xshare.commands.sessions import short_ids
+
+
+def _sessions(capsys, *arguments: str) -> tuple[int, str, str]:
+    code = main(["sessions", "--all", "--estimate", *arguments])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_demo_list_newest_first_with_ids_session_takes(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, err = _sessions(capsys, "--demo", "--json", "--limit", "0")
+    assert code == 0 and "Traceback" not in err
+    listed = json.loads(out)["sessions"]
+    starts = [entry["started_at"] for entry in listed]
+    assert starts == sorted(starts, reverse=True) and len(listed) == json.loads(out)["sessions_in_window"]
+    assert all(entry["id"].startswith(entry["short_id"]) for entry in listed)
+    assert all(entry["project"] and entry["project"].startswith("-home-") for entry in listed)
+    report = main(["report", "--demo", "--json", "--estimate"])
+    groups = json.loads(capsys.readouterr().out)["groups"]
+    assert report == 0 and len(listed) == groups["claude-code/interactive"]["sessions"]
+
+
+@pytest.mark.parametrize("columns", [80, 200])
+def test_text_fits_the_width_and_says_how_many_more(capsys, monkeypatch, columns):
+    monkeypatch.setenv("COLUMNS", str(columns))
+    code, out, _ = _sessions(capsys, "--demo", "--limit", "2")
+    assert code == 0
+    assert max(map(len, out.splitlines())) <= columns
+    assert "more in the window: `--limit" in out and "--subagents" in out
+    assert "-home-dev-" in out
+
+
+def testshort_ids_grow_until_unique_and_leave_subagents_whole():
+    short = short_ids(["aaaaaaaa1", "aaaaaaaa2", "bbbbbbbbbbbb", "bbbbbbbbbbbb/agent-1"])
+    assert short == {"aaaaaaaa1": "aaaaaaaa1", "aaaaaaaa2": "aaaaaaaa2", "bbbbbbbbbbbb": "bbbbbbbb",
+                     "bbbbbbbbbbbb/agent-1": "bbbbbbbbbbbb/agent-1"}
+
+
+def test_other_agents_projects_and_a_listed_id_opens(tmp_path, capsys, monkeypatch):
+    codex_home, gemini_home = tmp_path / "codex", tmp_path / "gemini"
+    codex_session(codex_home / "sessions" / "2026" / "03" / "02")
+    gemini_jsonl(gemini_home)
+    code, out, err = _sessions(capsys, "--json", "--codex-home", str(codex_home), "--gemini-home", str(gemini_home))
+    assert code == 0, err
+    projects = {entry["agent"]: entry["project"] for entry in json.loads(out)["sessions"]}
+    assert projects == {"codex": "w", "gemini": "my-app"}
+    short = json.loads(out)["sessions"][0]["short_id"]
+    assert main(["session", short, "--json", "--estimate", "--codex-home", str(codex_home),
+                 "--gemini-home", str(gemini_home)]) == 0
+
+
+def test_a_named_folder_that_is_not_there_is_a_warning(tmp_path, capsys, monkeypatch):
+    codex_home = tmp_path / "codex"
+    codex_session(codex_home / "sessions" / "2026" / "03" / "02")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code = main(["report", "--all", "--json", "--estimate", "--codex-home", str(codex_home),
+                 "--codex-home", str(tmp_path / "typo"), "--gemini-home", str(empty)])
+    out, err = capsys.readouterr()
+    assert code == 0
+    lines = err.strip().splitlines()
+    assert any(line.startswith("xshare: --codex-home ") and "typo: no such file or folder" in line for line in lines)
+    assert any(line.startswith("xshare: --gemini-home ") and "no Gemini CLI sessions in it" in line for line in lines)
+    assert json.loads(out)["groups"].keys() == {"codex/interactive"}
+
+
+def test_agents_not_named_are_not_read_from_their_defaults(tmp_path, capsys, monkeypatch):
+    """A Claude Code session in the default home must not reach a report on a named Codex home."""
+    from xshare.demo.corpus import write_demo_corpus
+
+    config = tmp_path / "claude-config"
+    write_demo_corpus(config)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    codex_home = tmp_path / "codex"
+    codex_session(codex_home / "sessions" / "2026" / "03" / "02")
+    assert main(["report", "--all", "--json", "--estimate", "--no-history"]) == 0  # the default is read
+    assert any(key.startswith("claude-code/") for key in json.loads(capsys.readouterr().out)["groups"])
+    assert main(["report", "--all", "--json", "--estimate", "--codex-home", str(codex_home)]) == 0
+    out, err = capsys.readouterr()
+    assert set(json.loads(out)["groups"]) == {"codex/interactive"} and "Traceback" not in err
+
+
+def test_an_empty_window_refuses_in_one_line_with_the_flag(tmp_path, capsys):
+    codex_home = tmp_path / "codex"
+    codex_session(codex_home / "sessions" / "2026" / "03" / "02")
+    code = main(["sessions", "--since-days", "0", "--estimate", "--codex-home", str(codex_home)])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and "no session started in the window" in err and "Traceback" not in err
+
+
+def test_limit_is_checked(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["sessions", "--limit", "-1"])
+    assert exit_.value.code == 2 and "0 lists every session" in capsys.readouterr().err

@@ -1,0 +1,93 @@
+"""`xshare sessions`: the sessions that started in the window, newest first, with what a person needs to
+recognise one (its start in UTC, agent and source, calls, billed prompt, exploration share, project folder)
+and an id `xshare session` and `xshare html` take. A command a person runs to look, like `xshare session`:
+unlike the report it shows ids and project folder names, never a prompt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from xshare.commands.common import looking, print_json, window_from
+from xshare.text import output_width, pct, printable, printable_lines, table
+
+SHORTEST_ID = 8  # as git abbreviates: long enough to be unique almost always, grown where it is not
+PROJECT_WIDTH = 28  # a project folder longer than this keeps its end, which tells projects apart
+
+
+def cmd_sessions(args: argparse.Namespace) -> int:
+    from xshare.commands.report import measure_in_window, say_empty_window, use_demo
+    from xshare.sessions.projects import project_names
+
+    window = use_demo(args) if args.demo else window_from(args)
+    if window is None:
+        return 2
+    measured, rows, deferred = measure_in_window(args, window)
+    if not rows:
+        say_empty_window(args, window, measured, deferred, command="sessions")
+        return 2
+    listed = sorted((row for row in rows if args.subagents or not row.get("parent")),
+                    key=lambda row: row.get("started_at") or "", reverse=True)
+    subagents = len(rows) - len(listed)
+    shown = listed[:args.limit] if args.limit else listed
+    names = project_names(looking(args, measured.tokenizer, window.since))
+    entries = [_entry(row, names, short_ids(row["id"] for _, row in measured.rows.pairs())) for row in shown]
+    if args.json:
+        print_json({"window": window.describe(), "sessions_in_window": len(listed), "shown": len(entries),
+                    "subagent_sessions_not_listed": subagents, "sessions": entries})
+        return 0
+    sys.stdout.write(_text(entries, output_width()))
+    more = len(listed) - len(shown)
+    if more:
+        print(f"{more:,} more in the window: `--limit {len(listed)}` lists them all")
+    if subagents:
+        print(f"{subagents:,} subagent sessions not listed: `--subagents` lists them too")
+    return 0
+
+
+def short_ids(ids) -> dict[str, str]:
+    """Each id's shortest prefix (at least SHORTEST_ID characters) no other id starts with; a subagent's
+    id (session/agent) in full, as an id prefix names its session."""
+    ids = sorted(set(ids))
+    short = {session_id: session_id for session_id in ids if "/" in session_id}
+    ids = [session_id for session_id in ids if "/" not in session_id]  # a prefix never names a subagent
+    for index, session_id in enumerate(ids):
+        neighbours = [other for other in ids[max(index - 1, 0):index + 2] if other != session_id]
+        length = SHORTEST_ID
+        while length < len(session_id) and any(other.startswith(session_id[:length]) for other in neighbours):
+            length += 1
+        short[session_id] = session_id[:length]
+    return short
+
+
+def _entry(row: dict, names: dict, short: dict[str, str]) -> dict:
+    from xshare.sessions.projects import project_of
+
+    return {"id": row["id"], "short_id": short.get(row["id"], row["id"]), "started_at": row.get("started_at"),
+            "agent": row["agent"], "source": row["source"], "api_calls": row["api_calls"],
+            "prompt_tokens_billed": row["prompt_tokens_billed"],
+            "exploration_share_of_context": row.get("exploration_share_of_context"),
+            "project": project_of(names, row["agent"], row["id"])}
+
+
+def _started(value: object) -> str:
+    from xshare.measure.timestamps import session_time
+
+    moment = session_time(value)
+    return f"{moment:%Y-%m-%d %H:%M}" if moment else "-"
+
+
+def _project(name: str | None) -> str:
+    if not name:
+        return "-"
+    return name if len(name) <= PROJECT_WIDTH else "…" + name[-(PROJECT_WIDTH - 1):]
+
+
+def _text(entries: list[dict], width: int | None) -> str:
+    header = ("session", "started (UTC)", "agent/source", "calls", "billed prompt", "exploration", "project")
+    lines = [(printable(entry["short_id"]), _started(entry["started_at"]),
+              printable(f"{entry['agent']}/{entry['source']}"), f"{entry['api_calls']:,}",
+              f"{entry['prompt_tokens_billed']:,}", pct(entry["exploration_share_of_context"], "-"),
+              printable(_project(entry["project"]))) for entry in entries]
+    return printable_lines("\n".join(table(header, lines, width))) + "\n"
