@@ -137,6 +137,11 @@ def test_html_finds_a_claude_session_when_another_agents_flag_is_given(isolated_
     files = every_agent(isolated_home, tmp_path)
     session_id = files["claude-code"].stem
     page = tmp_path / "claude.html"
-    code, out, err = run(capsys, "html", session_id, "--hermes-db", str(files["hermes"]), "-o", str(page))
+    root = next(folder for folder in files["claude-code"].parents if folder.name == "projects")
+    code, out, err = run(capsys, "html", session_id, "--claude-root", str(root), "--hermes-db", str(files["hermes"]),
+                         "-o", str(page))
     assert code == 0 and page.is_file(), err  # it used to look for the id in Hermes's database only
     assert "Claude Code" in page.read_text()
+    # named folders are where it looks (issue 21): Hermes's alone does not hold a Claude Code session
+    code, _, err = run(capsys, "html", session_id, "--hermes-db", str(files["hermes"]), "-o", str(page))
+    assert code == 2 and "matches" in err

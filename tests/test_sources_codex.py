@@ -116,7 +116,7 @@ def test_report_groups_and_header(tmp_path: Path, capsys: pytest.CaptureFixture)
     codex_legacy(home)
     assert main(["report", "--all", "--json", "--codex-home", str(home)]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["sources"]["Codex CLI"] == "read" and report["sources"]["Claude Code"] == "not found"
+    assert report["sources"] == {"Codex CLI": "read"}  # only the folders named are read (issue 21)
     groups = report["groups"]
     assert groups["codex/interactive"]["sessions"] == 2 and groups["codex/interactive"]["api_calls"] == 3
     assert groups["codex/interactive"]["usage_unknown_sessions"] == 1
