@@ -6,8 +6,8 @@ answer; never from the script) with a fixed choice. Every other path gets a 404.
 
 What it bills is the request's exact o200k count (tests/wire.py's tokenizer, as xshare counts), split by
 category from the request alone, independently of xshare's reader (GeminiWire below): cache read = the
-count of the leading contents this request shares with the previous streamed one; output = the reply's
-count + 1. Every request and its bill is logged in `requests` (kind "main" or "router"). The server stops by
+count of the leading contents this request shares with the previous streamed one of the same agent; output = the
+reply's count + 1. Every request and its bill is logged in `requests` (kind "main" or "router"). The server stops by
 itself after `lifetime` seconds or `max_requests` requests (then it answers 503).
 """
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -100,14 +101,19 @@ class GeminiWire:
 class FakeGemini:
     """Start with `start()` (or as a context manager); `base_url` is GOOGLE_GEMINI_BASE_URL."""
 
-    def __init__(self, replies: list[Reply], lifetime: float = 300.0, max_requests: int = 100) -> None:
-        self.replies = list(replies)
+    def __init__(self, replies: list[Reply] | dict[str, list[Reply]], lifetime: float = 300.0,
+                 max_requests: int = 100, route: Callable[[dict], str] | None = None) -> None:
+        # one script per agent: `route(body)` names the agent a streamed request is from (a subagent's turns
+        # interleave with its parent's in no fixed order), "main" when there is no route
+        self.scripts = {name: list(script) for name, script in replies.items()} if isinstance(replies, dict) \
+            else {"main": list(replies)}
+        self.route = route or (lambda body: "main")
         self.wire = GeminiWire()
         self.lifetime, self.max_requests = lifetime, max_requests
         self.requests: list[dict] = []
         self.lock = threading.Lock()
         self.server: ThreadingHTTPServer | None = None
-        self.previous: list[int] = []
+        self.previous: dict[str, list[int]] = {}  # each agent's previous request, for its cache reads
 
     def start(self) -> FakeGemini:
         owner = self
@@ -155,13 +161,16 @@ class FakeGemini:
             if kind == "router":
                 reply, cached = Reply(text=ROUTER_TEXT), 0
             else:
-                reply = self.replies.pop(0) if self.replies else Reply(text=DONE_TEXT)
+                agent = self.route(body)
+                script = self.scripts.get(agent) or []
+                reply = script.pop(0) if script else Reply(text=DONE_TEXT)
                 cached = 0
-                for previous, now in zip(self.previous, items, strict=False):
+                for previous, now in zip(self.previous.get(agent, []), items, strict=False):
                     if previous != now:
                         break
                     cached += now
-                self.previous = items
+                self.previous[agent] = items
+                entry["agent"] = agent
             spoken = reply.text + "".join(f"{name} {json.dumps(args)}" for name, args in reply.calls)
             output = self.wire.counter.count(spoken) + 1
             usage = {"promptTokenCount": prompt, "candidatesTokenCount": output, "totalTokenCount": prompt + output}

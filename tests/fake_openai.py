@@ -46,9 +46,14 @@ def _tokens(size: int) -> int:
 class FakeOpenAI:
     """Start with `start()` (or as a context manager); `base_url` is what Hermes's config points at."""
 
-    def __init__(self, replies: list[Reply], lifetime: float = 300.0, max_requests: int = 100,
-                 wire: Callable[[dict], dict[str, int]] | None = None) -> None:
-        self.replies = list(replies)
+    def __init__(self, replies: list[Reply] | dict[str, list[Reply]], lifetime: float = 300.0, max_requests: int = 100,
+                 wire: Callable[[dict], dict[str, int]] | None = None,
+                 route: Callable[[dict], str] | None = None) -> None:
+        # a list: one script for every main call; a dict: one script per agent, `route(body)` naming the agent
+        # a request is from, so a spawned session's turns and its parent's may come in any order
+        self.scripts = {name: list(script) for name, script in replies.items()} if isinstance(replies, dict) \
+            else {"": list(replies)}
+        self.route = route
         self.wire = wire
         self.lifetime, self.max_requests = lifetime, max_requests
         self.requests: list[dict] = []  # every request: path, kind, and for completions the bill
@@ -122,7 +127,10 @@ class FakeOpenAI:
             elif kind == "review":
                 reply = Reply(text=REVIEW_TEXT)
             else:
-                reply = self.replies.pop(0) if self.replies else Reply(text=DONE_TEXT)
+                agent = self.route(body) if self.route else ""
+                script = self.scripts.get(agent) or []
+                reply = script.pop(0) if script else Reply(text=DONE_TEXT)
+                entry["agent"] = agent
                 self.main_calls += 1
             prompt = sum(counted.values()) if counted is not None else _tokens(size)
             cached = prompt // 2 if kind == "main" and self.main_calls > 1 else 0

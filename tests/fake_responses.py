@@ -7,12 +7,13 @@ mode's `exec`, whose input is JavaScript). Every other path gets a 404.
 What it bills is the request's exact o200k count (tests/wire.py's tokenizer, as xshare counts), split by
 category from the request alone, independently of xshare's reader (ResponsesWire below); cache read = the
 count of the leading input items this request shares with its lane's previous one (a lane: Codex's
-`prompt_cache_key`, one per thread); output = the reply's count + 1. Codex tells its requests apart in the
-`x-codex-turn-metadata` header: "turn" requests play the script; the TUI's title thread (`thread_source`
+`prompt_cache_key` and the agent, as a subagent's thread shares its parent's key); output = the reply's
+count + 1. Codex tells its requests apart in the `x-codex-turn-metadata` header: "turn" requests play the
+script (one per agent, its `agent_name`, when the script is a dict); the TUI's title thread (`thread_source`
 "thread_title", kind "title") and any other `request_kind` (a compaction) are answered with a fixed text and
-never consume a scripted reply. Every
-request and its bill is logged in `requests`. The server stops by itself after `lifetime` seconds or
-`max_requests` requests (then it answers 503), so a hung agent cannot keep it alive.
+never consume a scripted reply. Every request and its bill is logged in `requests`. The server stops by
+itself after `lifetime` seconds or `max_requests` requests (then it answers 503), so a hung agent cannot
+keep it alive.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ from xshare.measure.tokens import Counter, choose
 CATEGORIES = ("exploration", "edit", "shell", "rest")
 DONE_TEXT = "Done."
 TITLE_TEXT = "Reading the project files"
+ANY_AGENT = "*"
+COLLABORATION_TOOLS = frozenset({"spawn_agent", "wait_agent", "send_message", "followup_task", "list_agents",
+                                 "interrupt_agent"})
 _NESTED = re.compile(r"tools\.(exec_command|apply_patch)\s*\(")
 _CMD = re.compile(r"""cmd\s*:\s*(?P<q>["'`])(?P<cmd>(?:\\.|(?!(?P=q)).)*)(?P=q)""")
 
@@ -133,8 +137,12 @@ class ResponsesWire:
 class FakeResponses:
     """Start with `start()` (or as a context manager); `base_url` is what Codex's provider points at."""
 
-    def __init__(self, replies: list[Reply], lifetime: float = 300.0, max_requests: int = 100) -> None:
-        self.replies = list(replies)
+    def __init__(self, replies: list[Reply] | dict[str, list[Reply]], lifetime: float = 300.0,
+                 max_requests: int = 100) -> None:
+        # a list plays for every agent; a dict, one script per agent (the `agent_name` of Codex's turn metadata:
+        # "/root", a subagent "/root/<task>"), so a subagent's turns and its parent's may come in any order
+        self.scripts = {name: list(script) for name, script in replies.items()} if isinstance(replies, dict) \
+            else {ANY_AGENT: list(replies)}
         self.wire = ResponsesWire()
         self.lifetime, self.max_requests = lifetime, max_requests
         self.requests: list[dict] = []
@@ -181,13 +189,13 @@ class FakeResponses:
             return [dict(entry) for entry in self.requests
                     if "prompt_tokens" in entry and (kind is None or entry["kind"] == kind)]
 
-    def answer(self, entry: dict, body: dict, kind: str) -> tuple[Reply, dict]:
+    def answer(self, entry: dict, body: dict, kind: str, agent: str = "") -> tuple[Reply, dict]:
         counted, items = self.wire(body)
         prompt = sum(counted.values())
-        lane = str(body.get("prompt_cache_key") or "")
+        lane = f"{body.get('prompt_cache_key') or ''} {agent}"  # a subagent shares its parent's cache key
         with self.lock:
-            reply = (self.replies.pop(0) if self.replies else Reply(text=DONE_TEXT)) if kind == "turn" \
-                else Reply(text=TITLE_TEXT)
+            script = self.scripts.get(agent, self.scripts.get(ANY_AGENT, []))
+            reply = (script.pop(0) if script else Reply(text=DONE_TEXT)) if kind == "turn" else Reply(text=TITLE_TEXT)
             before = self.lanes.get(lane, [])
             shared = 0
             for previous, now in zip(before, items, strict=False):
@@ -200,7 +208,8 @@ class FakeResponses:
             usage = {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": min(shared, prompt)},
                      "output_tokens": output, "output_tokens_details": {"reasoning_tokens": 0},
                      "total_tokens": prompt + output}
-            entry.update(kind=kind, prompt_tokens=prompt, cached_tokens=usage["input_tokens_details"]["cached_tokens"],
+            entry.update(kind=kind, agent=agent, prompt_tokens=prompt,
+                         cached_tokens=usage["input_tokens_details"]["cached_tokens"],
                          output_tokens=output, wire=counted, model=body.get("model"), body=body)
         return reply, usage
 
@@ -212,13 +221,16 @@ class FakeResponses:
             return entry if len(self.requests) <= self.max_requests else None
 
 
-def _request_kind(header: str | None) -> str:
+def _metadata(header: str | None) -> dict:
     try:
         metadata = json.loads(header or "{}")
     except ValueError:
-        return "turn"
-    if not isinstance(metadata, dict):
-        return "turn"
+        return {}
+    return metadata if isinstance(metadata, dict) else {}
+
+
+def _request_kind(header: str | None) -> str:
+    metadata = _metadata(header)
     if metadata.get("thread_source") == "thread_title":
         return "title"  # the TUI's title thread: a "turn" of a thread of its own
     kind = metadata.get("request_kind")
@@ -238,6 +250,8 @@ def _items(reply: Reply, number: int) -> list[dict]:
         else:
             items.append({"type": "function_call", "id": f"fc_{number}_{index}", "call_id": call_id,
                           "name": name, "arguments": json.dumps(payload), "status": "completed"})
+            if name in COLLABORATION_TOOLS:
+                items[-1]["namespace"] = "collaboration"  # 0.171's subagent tools (multi_agent_v2) are namespaced
     return items
 
 
@@ -274,7 +288,9 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self._send(400, {"error": {"message": "not JSON"}})
             return
-        reply, usage = self.fake.answer(entry, body, _request_kind(self.headers.get("x-codex-turn-metadata")))
+        header = self.headers.get("x-codex-turn-metadata")
+        agent = _metadata(header).get("agent_name")
+        reply, usage = self.fake.answer(entry, body, _request_kind(header), agent if isinstance(agent, str) else "")
         number = entry["number"]
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")

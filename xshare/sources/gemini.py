@@ -6,7 +6,9 @@ lastUpdated, messages, kind?}`, rewritten whole on each update) and, from April 
 header line `{sessionId, ..., kind}`, then message records appended as they fill in (the same `id` again:
 the last record of an id wins, in the place its first one took), `{"$set": {...}}` updates, and in the
 A2A server's files `{"$set": {"messages": [...]}}` replacing the whole list. `kind` "main" (or none) is
-`gemini/interactive`; any other kind (a subagent's chat) is `gemini/subagent`. `logs.json` and
+`gemini/interactive`; any other kind (a subagent's chat) is `gemini/subagent`. 0.61's subagents (the
+`invoke_agent` tool) write each run's chat, kind "subagent", to `chats/<parent session id>/<run id>.jsonl`,
+in the same format; its calls are billed apart from the parent's, so it is a row of its own. `logs.json` and
 `checkpoint-*.json` in the same folders are prompt history and /chat saves, not sessions.
 
 Usage. Each `gemini` message carries the `tokens` of the one API response that produced it: `{input,
@@ -35,7 +37,8 @@ such call per prompt (`unseen_calls`, sources/unseen.py), never counted.
 
 Unknown. A gemini message without `tokens` (a cancelled request) is no call; a message of a type other than
 user, gemini, info, error and warning is counted on stderr and left out; the version is not recorded.
-Checked against: Gemini CLI 0.61.0 driven offline (tests/test_gemini_e2e.py), and the 2025-26 files of
+Checked against: Gemini CLI 0.61.0 driven offline (tests/test_gemini_e2e.py, its TUI in tests/test_gemini_tui.py,
+a subagent in tests/test_gemini_subagent.py), and the 2025-26 files of
 `../shared/corpus`.
 """
 
@@ -60,6 +63,8 @@ KIND = "files"
 # injected context, as Codex's <environment_context> and Claude Code's reminders are
 INJECTED_PREFIXES = ("<session_context>",)
 NOTICES = frozenset({"info", "error", "warning"})  # the CLI's notices to the person, never sent to the model
+# 0.61's subagents (`invoke_agent`): each run's chat, kind "subagent", in a folder named for the parent session
+SUBAGENT_CHATS = "*/chats/*-*-*-*-*/*.jsonl"
 
 
 def default_homes() -> list[Path]:
@@ -77,6 +82,7 @@ def discover(homes: list[Path]) -> list[Path]:
     for home in homes:
         base = home / "tmp" if (home / "tmp").is_dir() else home  # a .gemini folder, or its tmp/
         found += sorted(base.glob("*/chats/session-*.json")) + sorted(base.glob("*/chats/session-*.jsonl"))
+        found += sorted(base.glob(SUBAGENT_CHATS))
     return same_file.unique_files(found)  # a file reached twice (a symlinked home, a hard link) is read once
 
 
@@ -226,7 +232,7 @@ def read(path: Path, count: Callable[[str], int], tokenizer: str, problems: Coun
     kind = header.get("kind")
     source = "interactive" if kind in (None, "main") else "subagent"
     row = replay.row(session_id, source, tokenizer)
-    if prompts and row["api_calls"]:
+    if prompts and row["api_calls"]:  # a subagent's run asks the router too (0.61, model on auto)
         row[unseen.FIELD] = {"gemini_router": prompts}
     if ledgers is not None:
         ledgers[row["id"]] = replay.ledger
