@@ -60,15 +60,21 @@ def pct(value: float | None, missing: str = "unknown") -> str:
     return missing if value is None else f"{value:.1%}"
 
 
+def columns_set() -> int | None:
+    """COLUMNS when it holds a positive number (Claude Code sets it for the status line; ccusage reads it)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        return None
+    return columns if columns > 0 else None
+
+
 def output_width() -> int | None:
     """The columns to lay a report out in: COLUMNS when set (as ccusage reads it), else the width of the
     terminal stdout is; None when stdout is a file or a pipe, so a saved report keeps its full layout."""
-    try:
-        columns = int(os.environ.get("COLUMNS", ""))
-        if columns > 0:
-            return columns
-    except ValueError:
-        pass
+    columns = columns_set()
+    if columns:
+        return columns
     try:
         if not sys.stdout.isatty():
             return None

@@ -18,7 +18,7 @@ from xshare.live.catch_up import kick
 from xshare.live.summary import LiveSummary
 from xshare.state.paths import line_file
 from xshare.state.private import read_regular, writable
-from xshare.text import pct, usage_kinds
+from xshare.text import columns_set, pct, usage_kinds
 
 DEFAULT_FORMAT = "explore {context} of context · {bill} of bill · calib {calib} · {calls} calls{window}{behind}"
 # the second line: what to act on (a rebuild just caused, a /compact that pays), then the last call;
@@ -162,12 +162,9 @@ def fit(line: str, width: int | None) -> str:
 
 def terminal_width() -> int | None:
     """COLUMNS (Claude Code sets it), else the terminal's width if any stream is one, else no limit."""
-    try:
-        columns = int(os.environ.get("COLUMNS", ""))
-        if columns > 0:
-            return columns
-    except ValueError:
-        pass
+    columns = columns_set()
+    if columns:
+        return columns
     for stream in (2, 1, 0):
         try:
             return os.get_terminal_size(stream).columns or None

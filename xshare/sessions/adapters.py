@@ -29,6 +29,15 @@ def _one(agent: str, path: Path, rows: list[dict], problems: Counter, ledgers: d
     return Found(agent, rows[0], problems, path, ledgers.get(rows[0]["id"]))
 
 
+def _read_one(adapter: Hermes | FileAgent, path: Path, looking: Looking, problems: Counter) -> Found | Ambiguous | None:
+    """The session a file of the adapter's holds, read whole (its problems added to `problems`)."""
+    found: Counter = Counter()
+    ledgers: dict = {}
+    rows = adapter.read(path, looking.choice, found, ledgers)
+    problems.update(found)
+    return _one(adapter.agent, path, rows, found, ledgers)
+
+
 class ClaudeCode:
     agent, name, flag, kind = claude.AGENT, "Claude Code", "claude_root", "transcripts"
     origin_label, turn_markers = "", True
@@ -163,11 +172,7 @@ class Hermes:
 
     def find_path(self, path: Path, looking: Looking, problems: Counter,
                   detail: bool = False) -> Found | Ambiguous | None:
-        found: Counter = Counter()
-        ledgers: dict = {}
-        rows = self.read(path, looking.choice, found, ledgers)
-        problems.update(found)
-        return _one(self.agent, path, rows, found, ledgers)
+        return _read_one(self, path, looking, problems)
 
 
 class FileAgent:
@@ -244,8 +249,4 @@ class FileAgent:
 
     def find_path(self, path: Path, looking: Looking, problems: Counter,
                   detail: bool = False) -> Found | Ambiguous | None:
-        found: Counter = Counter()
-        ledgers: dict = {}
-        rows = self.read(path, looking.choice, found, ledgers)
-        problems.update(found)
-        return _one(self.agent, path, rows, found, ledgers)
+        return _read_one(self, path, looking, problems)
