@@ -19,6 +19,7 @@ start here:
   xshare report --demo          a report on the invented sample that ships with xshare
   xshare report                 your sessions of the last 30 days
   xshare sessions               the list of them, newest first, with their ids
+  xshare advice                 what each habit cost you, and what changing it would save
   xshare html                   a page on your latest session, call by call
   xshare statusline install     the share of the session you're in, under Claude Code's prompt
 
@@ -211,6 +212,20 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--subagents", action="store_true", help="list subagents' sessions too")
     listing.add_argument("--json", action="store_true", help="the list as JSON, with full ids")
     listing.add_argument("--demo", action="store_true", help="list the sample corpus that ships with xshare")
+
+    advice = _command(
+        commands, "advice", "what each habit (chattiness, idling, big reads, compactions) cost you, and would save",
+        "Over the window, one line per habit of the cache essay, costliest first: what it cost by weight\n"
+        "(fresh input 1, cache read 0.1, cache write 1.25 or 2, output 5), its share of the weighted bill, and\n"
+        "what the change would have saved, with the assumption it rests on. Reads each session in detail\n"
+        "(a summary is cached). Figures an agent's records cannot show are said to be unknown.",
+        "  xshare advice                         the last 30 days\n"
+        "  xshare advice --all --json            every session, every figure with its assumption\n"
+        "  xshare advice --demo                  on the sample corpus")
+    add_measure_options(advice)
+    add_window_options(advice)
+    advice.add_argument("--json", action="store_true", help="every figure and its assumption as JSON")
+    advice.add_argument("--demo", action="store_true", help="run on the sample corpus that ships with xshare")
 
     session = _command(
         commands, "session", "one session's figures, by its id or its transcript's path",

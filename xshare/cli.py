@@ -11,12 +11,12 @@ import argparse
 import sys
 
 from xshare.arguments import ORIENTATION, STATUSLINE_ACTIONS, build_parser, statusline_parser
-from xshare.commands import plugin, report, session, sessions
+from xshare.commands import advice, plugin, report, session, sessions
 
 HANDLERS = {
     "report": report.cmd_report, "mark": report.cmd_mark, "collect": report.cmd_collect,
-    "sessions": sessions.cmd_sessions, "session": session.cmd_session, "classify": session.cmd_classify,
-    "html": session.cmd_html,
+    "sessions": sessions.cmd_sessions, "advice": advice.cmd_advice, "session": session.cmd_session,
+    "classify": session.cmd_classify, "html": session.cmd_html,
     "hook": plugin.cmd_hook, "statusline": plugin.cmd_statusline, "slash": plugin.cmd_slash,
 }
 

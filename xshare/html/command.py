@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from xshare.html.agents import ledger_pages, write_found_page
+from xshare.html.habit_store import habit_summaries
 from xshare.html.write import (
     html_dir,
     most_recent,
@@ -132,8 +133,10 @@ def _cli_html(args: HtmlOptions, looking: Looking, say: Callable[[str], None], p
             say("give a SESSION or --index, not both")
             return 2
         try:
+            # the habits' detailed reads repeat the pages' (their problems were counted there)
             path, written = write_index(choice, out, args.claude_roots, looking.use_cache, origin, problems,
-                                        others=lambda folder: ledger_pages(looking, folder, problems))
+                                        others=lambda folder: ledger_pages(looking, folder, problems),
+                                        habits=lambda copied: habit_summaries(looking, None, copied, Counter()))
         except OSError as error:
             say(f"could not write the index: {error.strerror or error}")
             return 1

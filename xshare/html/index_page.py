@@ -10,6 +10,7 @@ from xshare.html.analysis import (
     Linked,
 )
 from xshare.html.cells import AGENTS, duration, esc, head, num, when
+from xshare.html.habits import costliest_habit, pool
 from xshare.measure.tokens import TokenizerChoice
 from xshare.text import pct
 
@@ -25,9 +26,11 @@ def short_id(name: str) -> str:
     return name if len(name) <= SHOWN_ID else name[: SHOWN_ID - 1] + "\u2026"
 
 
-def sessions_table(entries: list[Linked], first: str, nested: bool) -> str:
+def sessions_table(entries: list[Linked], first: str, nested: bool,
+                   costliest: dict[str, tuple[str, float] | None] | None = None) -> str:
     """A table of sessions (the index; a page's subagents), each linked to its page. `nested`: a subagent
-    follows its parent, indented; otherwise every row is a subagent, named by its agent file."""
+    follows its parent, indented; otherwise every row is a subagent, named by its agent file. `costliest`:
+    each session's costliest habit (the index's last column)."""
     ids = {entry.row["id"] for entry in entries} if nested else set()
     children: dict[str, list[Linked]] = {}
     for entry in entries:
@@ -47,8 +50,12 @@ def sessions_table(entries: list[Linked], first: str, nested: bool) -> str:
                 f'<td class="hide-s nowrap">{duration(row.get("started_at"), row.get("last_activity"))}</td>'
                 f'<td class="n hide-s">{row["api_calls"]:,}</td><td class="n">{num(row["prompt_tokens_billed"])}</td>'
                 f'<td class="n">{pct(row["exploration_share_of_context"])}</td>'
-                f'<td class="n hide-s">{pct(row["exploration_share_of_prompt"])}</td></tr>')
+                f'<td class="n hide-s">{pct(row["exploration_share_of_prompt"])}</td>'
+                + (f'<td class="hide-s">{_habit_cell(costliest.get(row["id"]), entry.href, row["id"] in costliest)}'
+                   "</td>" if costliest is not None else "")
+                + "</tr>")
 
+    habit_head = '<th class="hide-s">Costliest habit</th>' if costliest is not None else ""
     lines = []
     for entry in entries:
         if entry.row.get("parent") not in ids:
@@ -57,18 +64,59 @@ def sessions_table(entries: list[Linked], first: str, nested: bool) -> str:
     return (f'<div class="scroll"><table class="sessions"><thead><tr><th>{first}</th><th>Agent \u00b7 source</th>'
             '<th class="hide-s">Model</th><th class="hide-s">Started</th><th class="hide-s">Duration</th><th class="n '
             'hide-s">API calls</th><th class="n">Prompt billed</th><th class="n">Exploration of context</th><th '
-            f'class="n hide-s">of billed prompt</th></tr></thead><tbody>{"".join(lines)}</tbody></table></div>\n')
+            f'class="n hide-s">of billed prompt</th>{habit_head}</tr></thead><tbody>{"".join(lines)}</tbody></table>'
+            '</div>\n')
 
 
-def render_index(entries: list[Linked], tokenizer: TokenizerChoice, chart: str = "") -> str:
-    """Every session with its share, size and date, each linked to its page; subagents under their parent."""
+def _costliest(summaries: list[dict]) -> dict[str, tuple[str, float] | None]:
+    """Each session's costliest habit and its weight (html/habits.py's rule)."""
+    return {summary["id"]: costliest_habit(summary) for summary in summaries}
+
+
+def _habit_cell(found: tuple[str, float] | None, href: str | None, known: bool) -> str:
+    """The index's cell: the habit and its weight, linked to the page's section that shows it."""
+    if not known:
+        return "unknown"
+    if found is None:
+        return "none"
+    text = f"{esc(found[0])} ({num(found[1])})"
+    section = "exploration" if found[0] == "exploration" else "cache"
+    return f'<a href="{esc(href)}#{section}">{text}</a>' if href else text
+
+
+def habits_table(summaries: list[dict]) -> str:
+    """What each habit cost over every session (html/habits.py `pool`, as `xshare advice` prints it)."""
+    pooled = pool(summaries)
+    lines = []
+    for line in pooled["habits"] + pooled["cost_nothing"]:
+        unknown = sum(sum(agents.values()) for agents in line["sessions_unknown"].values())
+        note = f' <span class="note">(unknown for {unknown:,} session(s))</span>' if unknown else ""
+        # the place for a dollar column: the price table fills a cell here, beside the weight
+        lines.append(f'<tr><td>{esc(line["what"])}{note}</td><td class="n">{line["events"]:,}</td>'
+                     f'<td class="n">{num(line["cost_weight"])}</td><td class="n">{pct(line["share_of_weighted_bill"])}'
+                     f'</td><td class="n">{num(line["saving_weight"])}</td>'
+                     f'<td class="hide-s">{esc(line["change"])}, assuming {esc(line["assumption"])}</td></tr>')
+    return ("<h2>Habits: what each cost, and what changing it would have saved</h2>\n"
+            f'<p class="sub">Weighted bill of these sessions: {num(pooled["weighted_bill"])} (fresh input 1, cache read'
+            " 0.1, cache write 1.25 or 2, output 5). Savings overlap; do not add them up. `xshare advice` says the "
+            "same in text.</p>\n"
+            '<div class="scroll"><table class="habits"><thead><tr><th>Habit</th><th class="n">Events</th><th class="n">'
+            'Cost (weighted)</th><th class="n">Of the bill</th><th class="n">Saving</th><th class="hide-s">Change and '
+            f'assumption</th></tr></thead><tbody>{"".join(lines)}</tbody></table></div>\n')
+
+
+def render_index(entries: list[Linked], tokenizer: TokenizerChoice, chart: str = "",
+                 habits: list[dict] | None = None) -> str:
+    """Every session with its share, size and date, each linked to its page; subagents under their parent;
+    with `habits` (the sessions' habits summaries), the habits table and each session's costliest habit."""
     ids = {entry.row["id"] for entry in entries}
     top = sum(1 for entry in entries if entry.row.get("parent") not in ids)
     note = f" ({esc(tokenizer.note)})" if tokenizer.note else ""
     return "".join([
         head("xshare \u00b7 sessions"), "<body>\n<main>\n<h1>Sessions: where the prompt tokens went</h1>\n",
         f'<p class="sub">{top:,} session(s) and {len(entries) - top:,} subagent transcript(s), newest first. '
-        f"Tokenizer: {esc(tokenizer.name)}{note}.</p>\n", chart, sessions_table(entries, "Session", nested=True),
+        f"Tokenizer: {esc(tokenizer.name)}{note}.</p>\n", chart, habits_table(habits) if habits else "",
+        sessions_table(entries, "Session", True, _costliest(habits) if habits is not None else None),
         f"<footer><p>Made by xshare {esc(__version__)}. Each page is one file; nothing is loaded from anywhere."
         "</p></footer>\n</main>\n</body>\n</html>\n",
     ])

@@ -221,12 +221,14 @@ def write_index(
     origin: Callable[[Path], str] = shown_path,
     problems: Counter | None = None,
     others: Callable[[Path], list[Linked]] | None = None,
+    habits: Callable[[dict], list[dict]] | None = None,
 ) -> tuple[Path, int]:
     """The index of every Claude Code session (and with `others`, the entries of the other agents' sessions,
     their pages written into the index's folder) (one that made no API call too: its share is unknown), each
     linked to its page; pages that are missing or older than their transcript are (re)written first.
     Returns the index path and how many pages were written; what went wrong is added to `problems`
-    (once per transcript: the pages re-read what the index measured)."""
+    (once per transcript: the pages re-read what the index measured). `habits`, given the calls other files
+    bill, returns the sessions' habits summaries (html/habit_store.py) for the habits table."""
     target = out or html_dir() / "index.html"
     folder = target.parent
     files = claude.discover(transcript_roots(claude_roots))
@@ -256,7 +258,8 @@ def write_index(
         written += len(more)
         entries += more
     entries.sort(key=lambda entry: entry.row.get("last_activity") or "", reverse=True)
-    atomic_write(target, render_index(entries, measured.tokenizer, _chart(entries)).encode("utf-8"))
+    summaries = habits(measured.copied) if habits is not None else None
+    atomic_write(target, render_index(entries, measured.tokenizer, _chart(entries), summaries).encode("utf-8"))
     return target, written
 
 

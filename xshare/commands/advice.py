@@ -1,0 +1,102 @@
+"""`xshare advice`: over the window, one line per habit of the cache-rebuild essay with what it cost by weight,
+its share of the weighted bill, and what the change would have saved, on the assumption the line states.
+
+The figures need each session's calls, which the report's rows do not keep: html/habit_store.py reads the
+window's sessions again in detail (a summary of each cached). Stdout carries aggregates and tool names only;
+the costliest results name the session they are in (a short id, as `xshare sessions` shows), never a path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+
+from xshare.commands.common import looking, print_json, say, window_from
+from xshare.text import output_width, pct, printable_lines, table, wrap
+
+
+def cmd_advice(args: argparse.Namespace) -> int:
+    from xshare.commands.report import measure_in_window, say_empty_window, use_demo
+    from xshare.commands.sessions import short_ids
+    from xshare.html.habit_store import habit_summaries
+    from xshare.html.habits import pool
+
+    window = use_demo(args) if args.demo else window_from(args)
+    if window is None:
+        return 2
+    measured, rows, deferred = measure_in_window(args, window)
+    if not rows:
+        say_empty_window(args, window, measured, deferred, command="advice")
+        return 2
+    # the same files the report pass just read, by the same reader: their problems were said already
+    summaries = habit_summaries(looking(args, measured.tokenizer, window.since), {row["id"] for row in rows},
+                                measured.copied, Counter())
+    missing = len(rows) - len(summaries)
+    if missing:
+        say(f"{missing:,} session(s) in the window could not be read again in detail; advice leaves them out")
+    pooled = pool(summaries)
+    short = short_ids(summary["id"] for summary in summaries)
+    for entry in pooled["costliest_results"]:
+        entry["session"] = short.get(entry["session"], entry["session"])
+    pooled["window"] = window.describe()
+    if args.json:
+        print_json(pooled)
+    else:
+        sys.stdout.write(advice_text(pooled, output_width()))
+    return 0
+
+
+# --- text ------------------------------------------------------------------------------------------
+
+
+def _lower(text: str) -> str:
+    return text[:1].lower() + text[1:]
+
+
+def _weight(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def money_cell(line: dict) -> str | None:
+    """The place for a dollar figure beside a habit's weight: the price table (another change) fills it
+    in; until then there is none, and nothing is printed."""
+    return None
+
+
+def advice_text(pooled: dict, width: int | None) -> str:
+    out = wrap(f"Habits over {pooled['sessions']:,} session(s) ({_lower(pooled['window'])}): weighted bill "
+           f"{_weight(pooled['weighted_bill'])} (tokens weighed as fresh input 1, cache read 0.1, cache write 1.25 "
+           "(5 min) or 2 (1 h), output 5). Savings overlap (exploration and subagent count the same reads); do "
+           "not add them up.", width) + [""]
+    for number, line in enumerate(pooled["habits"], 1):
+        money = money_cell(line)
+        head = (f"{number}. {line['what']}: {line['events']:,} {line['events_are']} over {line['sessions_measured']:,} "
+                f"session(s) measured, cost "
+                f"{_weight(line['cost_weight'])} ({pct(line['share_of_weighted_bill'])} of the weighted bill"
+                f"{', ' + money if money else ''}). {line['change'][0].upper() + line['change'][1:]} would have "
+                f"saved {_weight(line['saving_weight'])} ({pct(line['saving_share_of_weighted_bill'])}), "
+                f"assuming {line['assumption']}.")
+        out += wrap(head, width, "   ")
+        out += [*_unknown(line, width)]
+    if pooled["costliest_results"]:
+        out += ["", "The costliest exploration results (size x calls that carried them):"]
+        rows = [(entry["tool"], f"{entry['tokens']:,}", f"{entry['calls_carried']:,}",
+                 f"{entry['carried_tokens']:,}", entry["session"]) for entry in pooled["costliest_results"]]
+        out += table(("tool", "tokens", "calls carried", "tokens carried", "session"), rows, width)
+    nothing = [line["habit"] for line in pooled["cost_nothing"] if line["sessions_measured"]]
+    if nothing:
+        out += [""] + wrap("Cost nothing in the window: " + ", ".join(nothing) + ".", width, "   ")
+    unmeasured = [line["habit"] for line in pooled["cost_nothing"] if not line["sessions_measured"]]
+    if unmeasured:
+        out += wrap("Unknown (no session's records can show them): " + ", ".join(unmeasured) + ".", width, "   ")
+    return printable_lines("\n".join(out)) + "\n"
+
+
+def _unknown(line: dict, width: int | None) -> list[str]:
+    if not line["sessions_unknown"]:
+        return []
+    parts = [f"{sum(agents.values()):,} session(s) whose records {why} ("
+             + ", ".join(f"{agent} {count:,}" for agent, count in sorted(agents.items())) + ")"
+             for why, agents in sorted(line["sessions_unknown"].items())]
+    return wrap("   unknown (not 0) for " + "; ".join(parts), width, "   ")
