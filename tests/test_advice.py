@@ -10,6 +10,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from agent_fixtures import codex_session
 
 from xshare.cli import main
 from xshare.html import habit_store
@@ -17,8 +18,6 @@ from xshare.html.analysis import SessionData
 from xshare.html.habits import NO_CACHE, NO_PER_CALL, costliest_habit, pool, session_habits
 from xshare.html.index_page import render_index
 from xshare.measure import tokens
-
-from agent_fixtures import codex_session
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
 CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"
