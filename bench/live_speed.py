@@ -8,6 +8,8 @@ writer, brings its live state up to date once, then measures in one run, interle
   - the CPU of a hook call (its process plus what the warm worker spent on it) with no new bytes
     (goal: <= 50 ms), and with 50 KB appended to this transcript and to one a twentieth its size
     (goal: <= 100 ms; the cost must follow the new bytes, not the file), and the same without the worker;
+  - the hook at SessionStart: starting the background pass, and with the pass done (a stamp read) against
+    the pass turned off;
   - the tokenizer load, cold and with the parsed vocabulary cached.
 
     python bench/live_speed.py [--size-mb N] [--runs N] [--no-ccusage]
@@ -127,6 +129,7 @@ def main() -> None:
         else:
             print("status  npx ccusage statusline: did not run here")
     print(f"hook    no new bytes, CPU: {median_ms(idle)} (goal <= 50 ms); python3 -I -c pass: {median_ms(bare_cpu)}")
+    session_start(hook, transcript, env, args.runs)
 
     small = transcript.with_name("small-session.jsonl")
     build_transcript(small, max(1, args.size_mb // 20))
@@ -143,6 +146,31 @@ def main() -> None:
     print(f"tokens  tokenizer load: {load_seconds(env, fresh=True):.2f} s cold, "
           f"{load_seconds(env, fresh=False):.2f} s with the parsed vocabulary cached")
     shutil.rmtree(work, ignore_errors=True)
+
+
+def session_start(hook: list[str], transcript: Path, env: dict, runs: int) -> None:
+    """The hook at SessionStart: the call that starts the background pass (its CPU, and the pass's wall
+    time over this transcript), then, the pass done, the usual call (a stamp read) against the same call
+    with the pass turned off (the hook as it was before the pass existed)."""
+    payload = json.dumps({"session_id": transcript.stem, "transcript_path": str(transcript),
+                          "hook_event_name": "SessionStart"}).encode()
+    env = {**env, "CLAUDE_CONFIG_DIR": str(transcript.parents[2])}  # the pass reads this bench's history only
+    env.pop("XSHARE_NO_BACKGROUND", None)
+    stamp = Path(env["XSHARE_HOME"], "cache", "background.json")
+    started = time.perf_counter()
+    first = cpu_of_hook(hook, payload, env)
+    while not stamp.exists():
+        if time.perf_counter() - started > 600:
+            sys.exit("the background pass did not finish in 10 minutes (see the hook log)")
+        time.sleep(0.05)
+    print(f"hook    SessionStart starting the background pass, CPU: {first * 1e3:.0f} ms; the pass (this "
+          f"transcript, counts known) done in {time.perf_counter() - started:.1f} s at low priority")
+    on, off = [], []
+    for _ in range(runs):
+        on.append(cpu_of_hook(hook, payload, env))
+        off.append(cpu_of_hook(hook, payload, {**env, "XSHARE_NO_BACKGROUND": "1"}))
+    print(f"hook    SessionStart, no new bytes, CPU: {median_ms(on)} (pass done: the stamp read); "
+          f"with XSHARE_NO_BACKGROUND=1: {median_ms(off)}")
 
 
 def append_and_hook(path: Path, hook: list[str], payload: bytes, env: dict) -> float:

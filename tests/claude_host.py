@@ -50,7 +50,7 @@ class ClaudeHost:
         self.env.update(QUIET, HOME=str(root / "home"), CLAUDE_CONFIG_DIR=str(self.config),
                         XSHARE_HOME=str(self.xshare_home), ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY=API_KEY,
                         PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
-                        NO_COLOR="1", XSHARE_NO_PLUGIN_ENV="1",
+                        NO_COLOR="1", XSHARE_NO_PLUGIN_ENV="1", XSHARE_NO_BACKGROUND="1",
                         XSHARE_WORKER_IDLE="30")  # the hooks' warm worker, gone soon after the test
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             self.env["IS_SANDBOX"] = "1"  # else Claude Code refuses to bypass permissions as root

@@ -36,6 +36,8 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tiktoken-cache"))
     # no test leaves a hook worker running for ten minutes; tests of the worker turn it on themselves
     monkeypatch.setenv("XSHARE_WORKER", "0")
+    # nor a background pass over the history (tests of the pass turn it on themselves)
+    monkeypatch.setenv("XSHARE_NO_BACKGROUND", "1")
     for name in ("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XSHARE_VOCAB", "NO_COLOR", "HERMES_HOME",
                  "HERMES_SESSION_ID", "CLAUDE_PLUGIN_DATA", "CLAUDE_PLUGIN_ROOT", "XSHARE_PLUGIN_ENV",
                  "CODEX_HOME", "GEMINI_CLI_HOME", "XDG_DATA_HOME", "OPENCLAW_STATE_DIR", "OPENCLAW_HOME"):

@@ -86,7 +86,7 @@ def host(tmp_path: Path):
     (project / "notes.txt").write_text("alpha\nbeta\n")
     env = {"PATH": f"{VENV}/bin:/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "HERMES_HOME": str(hermes_home),
            "XSHARE_HOME": str(tmp_path / "xshare-home"), "TIKTOKEN_CACHE_DIR": str(tmp_path / "tiktoken"),
-           "LANG": "C.UTF-8", "TERM": "xterm-256color"}
+           "LANG": "C.UTF-8", "TERM": "xterm-256color", "XSHARE_NO_BACKGROUND": "1"}
     with FakeOpenAI(script(), lifetime=400, max_requests=200) as fake:
         (hermes_home / "config.yaml").write_text(
             "model:\n  provider: custom\n  default: fake-model\n"

@@ -44,7 +44,7 @@ def hook_log_lines(xshare_home: Path) -> list[str]:
 def run_bin(args: list[str], home: Path, stdin: str = "", **extra: str) -> subprocess.CompletedProcess:
     """bin/xshare the way a hook starts it, but with no site-packages at all (like a bare system python3)."""
     env = {"HOME": str(home), "PATH": os.environ.get("PATH", ""), "XSHARE_HOME": str(home / "xshare"),
-           "LANG": "C.UTF-8", "XSHARE_WORKER": "0", **extra}  # no hook worker outlives a test
+           "LANG": "C.UTF-8", "XSHARE_WORKER": "0", "XSHARE_NO_BACKGROUND": "1", **extra}  # nothing outlives a test
     return subprocess.run([sys.executable, "-I", "-S", str(BIN), *args], input=stdin, capture_output=True,
                           text=True, env=env, timeout=300)
 

@@ -227,7 +227,7 @@ def run(python: str, script: Path, args: list[str], home: Path, path: str, stdin
         **extra: str) -> subprocess.CompletedProcess:
     """The script the way Claude Code starts it, with only `path` on the PATH and no usual folders searched."""
     env = {"HOME": str(home), "PATH": path, "XSHARE_HOME": str(home / "xshare"), "LANG": "C.UTF-8",
-           "XSHARE_WORKER": "0", plugin_env.SEARCH: "", **extra}
+           "XSHARE_WORKER": "0", "XSHARE_NO_BACKGROUND": "1", plugin_env.SEARCH: "", **extra}
     return subprocess.run([python, "-I", "-S", str(script), *args], input=stdin, capture_output=True, text=True,
                           env=env, timeout=120)
 

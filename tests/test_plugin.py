@@ -66,7 +66,7 @@ def test_the_slash_command_frontmatter():
 
 def plugin_env(home: Path, **extra: str) -> dict:
     env = {"HOME": str(home), "PATH": os.environ.get("PATH", ""), "XSHARE_HOME": str(home / "xshare"),
-           "LANG": "C.UTF-8", "XSHARE_WORKER": "0", **extra}  # no hook worker outlives a test
+           "LANG": "C.UTF-8", "XSHARE_WORKER": "0", "XSHARE_NO_BACKGROUND": "1", **extra}  # nothing outlives a test
     return env
 
 

@@ -2,7 +2,8 @@
 
 Hermes finds it through the entry point group `hermes_agent.plugins` (naming this module) and loads it only
 when the user enabled it (`hermes plugins enable xshare`; `disable` switches it off). Importing this module
-does nothing; `register(ctx)` only registers.
+does nothing; `register(ctx)` registers, and starts the background pass that fills the report's caches
+(live/background.py: detached, low priority, at most once an hour, off with XSHARE_NO_BACKGROUND=1).
 
 The hooks run on the agent's thread, so they only count: calls and the prompt tokens the provider reported
 per call, per session, kept in memory and written to xshare's state directory at the end of each turn (a
@@ -46,6 +47,22 @@ def register(ctx) -> None:
                          args_hint="[session id]")
     ctx.register_cli_command(NAME, "Exploration share of your agents' token bill (xshare)", _setup_cli, _run_cli,
                              description="Runs xshare; `hermes xshare` alone is `xshare report`.")
+    _start_background()
+
+
+def _start_background() -> None:
+    """At plugin load: the history measured into the report's caches by a detached, low-priority pass
+    (xshare/live/background.py), unless one ran lately, runs now or is turned off; never a problem for Hermes."""
+    try:
+        from xshare.live.background import start
+
+        start()
+    except Exception:  # the first report is then merely cold; the hook's log says why
+        import traceback
+
+        from xshare.live.log import log
+
+        log(traceback.format_exc())
 
 
 def _valid_hooks() -> set[str] | None:

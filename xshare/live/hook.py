@@ -44,8 +44,8 @@ def run_hook(stdin: bytes) -> None:
     try:
         payload = json.loads(stdin) if stdin.strip() else {}
         starting = isinstance(payload, dict) and payload.get("hook_event_name") == "SessionStart"
-        if starting:
-            _start_plugin_env()
+        if starting and not _start_plugin_env():
+            _start_background()  # not beside an env build: one heavy thing at a time, the pass waits a session
         stale = []
         for path, session_id in transcripts_of(payload) if isinstance(payload, dict) else ():
             if starting and not os.path.lexists(path):
@@ -91,13 +91,26 @@ def _ask_worker(paths: list[Path]) -> bool:
         return False
 
 
-def _start_plugin_env() -> None:
-    """Once per session: build the plugin's own env in the background if it is missing or stale."""
+def _start_plugin_env() -> bool:
+    """Once per session: build the plugin's own env in the background if it is missing or stale; whether a
+    build was started."""
     try:
         from xshare.install.plugin_env_build import start_build  # SessionStart only
 
-        start_build()
+        return start_build()
     except Exception:  # the session's ledger matters more than the env: log and go on
+        log(traceback.format_exc())
+        return False
+
+
+def _start_background() -> None:
+    """Once per session: the history measured into the report's caches by a detached, low-priority pass
+    (live/background.py), unless one ran lately, runs now or is turned off."""
+    try:
+        from xshare.live.background import start  # SessionStart only
+
+        start()
+    except Exception:  # the first report is then merely cold
         log(traceback.format_exc())
 
 

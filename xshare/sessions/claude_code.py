@@ -8,7 +8,6 @@ cores, largest first; each worker runs the same incremental reader the live hook
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from datetime import datetime
@@ -158,7 +157,7 @@ def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None) ->
 
 def _run_with(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None, total: int,
               progress: Progress) -> list[tuple[bytes, dict | None, bytes]]:
-    workers = workers or os.cpu_count() or 1
+    workers = counter.workers(workers)
     if workers < 2 or len(todo) < 2 or total < counter.PARALLEL_MIN_BYTES:
         measured = []
         for file, stat in todo:

@@ -4,6 +4,7 @@ worker, which inherits or rebuilds it), and when more processes pay for themselv
 from __future__ import annotations
 
 import multiprocessing
+import os
 import sys
 
 from xshare.measure import tokens as tokenizers
@@ -11,6 +12,7 @@ from xshare.measure import tokens as tokenizers
 # below this much to read, starting worker processes costs more than it saves
 PARALLEL_MIN_BYTES = 4 << 20
 _counter: tokenizers.Counter | None = None
+_most_workers: int | None = None  # the background pass measures with one process (sessions/prefill.py)
 
 
 def use(choice: tokenizers.TokenizerChoice) -> tokenizers.Counter:
@@ -45,3 +47,15 @@ def load_if_counting() -> None:
 def pool_context():
     """fork where it is safe and cheap (Linux: the loaded tokenizer is inherited), else spawn."""
     return multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+
+
+def limit_workers(most: int | None) -> None:
+    """At most this many measuring processes from now on in this process (None: one per core)."""
+    global _most_workers
+    _most_workers = most
+
+
+def workers(asked: int | None = None) -> int:
+    """How many processes measure: as many as asked, else one per core; never more than the limit."""
+    wanted = asked or os.cpu_count() or 1
+    return min(wanted, _most_workers) if _most_workers else wanted
