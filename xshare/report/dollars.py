@@ -32,13 +32,17 @@ class DollarSums:
     def __init__(self, table: PriceTable) -> None:
         self.table = table
         self.total = self.prompt = self.exploration = self.covered_prompt = 0.0
-        self.priced = self.several_models = self.exploration_unknown = self.no_usage = 0
+        self.priced = self.several_models = self.exploration_unknown = self.no_usage = self.no_calls = 0
         self.by_model: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])  # sessions, dollars
         self.by_agent: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0])  # sessions, dollars, exploration
         self.unpriced: Counter = Counter()  # model as recorded -> sessions
 
     def add(self, row: dict) -> None:
         usage = row.get("usage")
+        if not row.get("usage_unknown") and not row.get("api_calls") and not (isinstance(usage, dict) and any(
+                usage.values())):
+            self.no_calls += 1  # a session that made no call cost nothing: nothing to price, nothing unknown
+            return
         if row.get("usage_unknown") or not isinstance(usage, dict) or not any(usage.values()):
             self.no_usage += 1
             return
@@ -68,7 +72,7 @@ class DollarSums:
 
     @property
     def sessions(self) -> int:
-        return self.priced + sum(self.unpriced.values()) + self.no_usage
+        return self.priced + sum(self.unpriced.values()) + self.no_usage + self.no_calls
 
     def to_json(self) -> dict:
         share = self.exploration / self.covered_prompt if self.covered_prompt else None
@@ -79,6 +83,7 @@ class DollarSums:
             "sessions_priced": self.priced,
             "sessions_unpriced": sum(self.unpriced.values()),
             "sessions_without_usage": self.no_usage,
+            "sessions_without_calls": self.no_calls,
             "sessions_priced_at_first_of_several_models": self.several_models,
             "sessions_exploration_unknown": self.exploration_unknown,
             "dollars": round(self.total, 4),
