@@ -18,6 +18,7 @@ from xshare.text import printable, wrap
 ASSUMPTION = ("exploration's dollars are its share of each session's billed prompt, priced at the mix of fresh "
               "input, cache reads and cache writes that session was billed; output is not exploration")
 UNKNOWN_MODEL = "no model recorded"
+NANO = 1_000_000_000
 
 
 def money(value: float | None) -> str:
@@ -31,10 +32,11 @@ class DollarSums:
 
     def __init__(self, table: PriceTable) -> None:
         self.table = table
-        self.total = self.prompt = self.exploration = self.covered_prompt = 0.0
+        # whole nano-dollars: integer sums come out the same in any order rows arrive (cached or read fresh)
+        self.total = self.prompt = self.exploration = self.covered_prompt = 0
         self.priced = self.several_models = self.exploration_unknown = self.no_usage = self.no_calls = 0
-        self.by_model: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])  # sessions, dollars
-        self.by_agent: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0])  # sessions, dollars, exploration
+        self.by_model: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # sessions, dollars
+        self.by_agent: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])  # sessions, dollars, exploration
         self.unpriced: Counter = Counter()  # model as recorded -> sessions
 
     def add(self, row: dict) -> None:
@@ -51,7 +53,7 @@ class DollarSums:
             self.unpriced[row.get("model") or UNKNOWN_MODEL] += 1
             return
         rates = self.table.models[name]
-        dollars, prompt = cost(rates, usage), cost(rates, usage, PROMPT_KEYS)
+        dollars, prompt = _nano(cost(rates, usage)), _nano(cost(rates, usage, PROMPT_KEYS))
         self.priced += 1
         self.total += dollars
         self.prompt += prompt
@@ -67,8 +69,8 @@ class DollarSums:
             return
         share = min(1.0, row["billed_tokens"]["exploration"] / billed)
         self.covered_prompt += prompt
-        self.exploration += prompt * share
-        agent[2] += prompt * share
+        self.exploration += _nano(prompt * share / NANO)
+        agent[2] += _nano(prompt * share / NANO)
 
     @property
     def sessions(self) -> int:
@@ -86,13 +88,13 @@ class DollarSums:
             "sessions_without_calls": self.no_calls,
             "sessions_priced_at_first_of_several_models": self.several_models,
             "sessions_exploration_unknown": self.exploration_unknown,
-            "dollars": round(self.total, 4),
-            "prompt_dollars": round(self.prompt, 4),
-            "exploration_dollars": round(self.exploration, 4),
+            "dollars": _dollars(self.total),
+            "prompt_dollars": _dollars(self.prompt),
+            "exploration_dollars": _dollars(self.exploration),
             "exploration_share_of_prompt_dollars": share,
-            "by_model": {name: {"sessions": int(s), "dollars": round(d, 4)}
+            "by_model": {name: {"sessions": s, "dollars": _dollars(d)}
                          for name, (s, d) in sorted(self.by_model.items(), key=lambda item: -item[1][1])},
-            "by_agent": {name: {"sessions": int(s), "dollars": round(d, 4), "exploration_dollars": round(e, 4)}
+            "by_agent": {name: {"sessions": s, "dollars": _dollars(d), "exploration_dollars": _dollars(e)}
                          for name, (s, d, e) in sorted(self.by_agent.items())},
             "models_unpriced": dict(self.unpriced.most_common()),
         }
@@ -103,9 +105,11 @@ class DollarSums:
             lines = [f"In dollars ({self.table.describe()}): unknown, no session's model has a list price."]
         else:
             share = self.exploration / self.covered_prompt if self.covered_prompt else None
-            part = (f"of which exploration {money(self.exploration)} ({share:.1%} of the {money(self.covered_prompt)} "
+            part = (f"of which exploration {money(self.exploration / NANO)} ({share:.1%} of the "
+                    f"{money(self.covered_prompt / NANO)} "
                     f"the prompts cost)" if share is not None else "exploration's part unknown")
-            lines = [f"In dollars ({self.table.describe()}): {money(self.total)} for {_sessions(self.priced)}, {part}.",
+            total = money(self.total / NANO)
+            lines = [f"In dollars ({self.table.describe()}): {total} for {_sessions(self.priced)}, {part}.",
                      f"Assumed: {ASSUMPTION}."]
             if self.several_models:
                 lines.append(f"{_sessions(self.several_models)} that used several models priced at the first "
@@ -121,6 +125,14 @@ class DollarSums:
         if self.no_usage:
             lines.append(f"Not priced, no token usage recorded: {_sessions(self.no_usage)}.")
         return [part for line in lines for part in wrap(line, width, "  ")]
+
+
+def _nano(dollars: float) -> int:
+    return round(dollars * NANO)
+
+
+def _dollars(nano: int) -> float:
+    return round(nano / NANO, 4)
 
 
 def _sessions(count: int) -> str:
