@@ -166,6 +166,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="leave out remembered sessions whose transcript is gone")
     report.add_argument("--from-rows", nargs="+", metavar="FILE",
                         help="a team's rollup: rows files from `collect --rows` on many machines, no transcripts")
+    report.add_argument("--prices", metavar="FILE",
+                        help="a price table (prices.json's shape: dollars per million tokens by model) laid over "
+                             "the one xshare ships")
+    report.add_argument("--no-dollars", action="store_true",
+                        help="tokens only, no dollars (for a subscription; or set XSHARE_DOLLARS=off)")
     report.add_argument("--by", choices=("week", "month"),
                         help="also the groups per week or month (of start times, in UTC)")
 

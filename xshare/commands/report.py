@@ -54,6 +54,11 @@ def cmd_report(args: argparse.Namespace) -> int:
             return 2
     if _refuse_rows_file(args):
         return 1
+    try:
+        dollars = _dollar_sums(args)
+    except ValueError as error:  # prices.PriceError: a --prices file xshare cannot use, said before measuring
+        say(str(error))
+        return 2
     measured, rows, deferred = measure_in_window(args, window)
     remembered, other = _remembered_in_window(args, measured, window)
     rows.items += remembered.items
@@ -69,9 +74,9 @@ def cmd_report(args: argparse.Namespace) -> int:
             say(f"could not write the rows file: {error.strerror or error}")
             return 1
     choice = measured.tokenizer
-    tally, summed = sum_rows(rows, args.by, [] if args.demo else _marks())
+    tally, summed = sum_rows(_priced(rows, dollars), args.by, [] if args.demo else _marks())
     report = Report(tally.groups(), window, choice.name, choice.note, measured.sources, deferred,
-                    remembered=len(remembered), other_tokenizer=other)
+                    remembered=len(remembered), other_tokenizer=other, dollars=dollars)
     if args.json:
         print_json({**report.to_json(), **_over_time_json(args.by, summed)})
     else:
@@ -79,6 +84,24 @@ def cmd_report(args: argparse.Namespace) -> int:
         sys.stdout.write(report.to_text(width, _over_time_text(args.by, summed, width), by=bool(args.by),
                                         marked=bool(summed.marks)))
     return 0
+
+
+def _dollar_sums(args: argparse.Namespace):
+    """The report's dollar sums at list price (None when dollars are turned off); PriceError on a bad file."""
+    from xshare.measure.prices import dollars_enabled, load
+    from xshare.report.dollars import DollarSums
+
+    if not dollars_enabled(getattr(args, "no_dollars", False)):
+        return None
+    return DollarSums(load(getattr(args, "prices", None)))
+
+
+def _priced(rows, dollars):
+    """The rows as they pass to the sums, each priced on the way (one pass over packed rows, not two)."""
+    for row in rows:
+        if dollars is not None:
+            dollars.add(row)
+        yield row
 
 
 def use_demo(args: argparse.Namespace):

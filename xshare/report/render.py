@@ -19,6 +19,7 @@ from xshare.measure.timestamps import (  # parse_time: rows, history, periods, p
     parse_time,
     session_time,
 )
+from xshare.report.dollars import DollarSums
 from xshare.report.words import (
     ANECDOTE_BELOW,
     COLUMN_NOTES,
@@ -310,6 +311,7 @@ class Report:
     deferred: int = 0
     remembered: int = 0  # sessions counted from xshare's history: their transcript is gone
     other_tokenizer: int = 0  # remembered sessions left out: counted with another tokenizer
+    dollars: DollarSums | None = None  # None: dollars turned off (or a rollup, which does not price)
 
     @property
     def sessions(self) -> int:
@@ -328,6 +330,7 @@ class Report:
             "remembered_sessions": self.remembered,
             "remembered_other_tokenizer": self.other_tokenizer,
             "groups": self.groups,
+            "dollars": self.dollars.to_json() if self.dollars else None,
         }
 
     def to_text(self, width: int | None = None, appendix: str = "", by: bool = False, marked: bool = False,
@@ -344,6 +347,7 @@ class Report:
             *wrap(f"{self.window.describe()}. {found}{self._history_note()}.", width),
             "",
             f"Sessions: {self.sessions:,}{deferred if self.deferred else ''}",
+            *(self.dollars.lines(width) if self.dollars else []),
             "",
             *wrap("Exploration share (reading and searching code):", width),
             "",
