@@ -128,6 +128,9 @@ def test_the_command_printed_for_a_widget_runs_the_fast_script_and_shows_the_fie
     assert main(["statusline", "command", "--fields", "context,nope"]) == 2
     said = capsys.readouterr()
     assert said.out == "" and said.err.count("\n") == 1 and "unknown field nope" in said.err
+    assert main(["statusline", "install", "--fields", "context"]) == 2  # not silently the whole line instead
+    said = capsys.readouterr()
+    assert said.err.count("\n") == 1 and "--fields is for" in said.err and not list(tmp_path.rglob("settings.json"))
 
 
 def test_the_help_and_the_install_check_know_every_field(capsys):
