@@ -4,7 +4,8 @@ Builds an invented Claude Code transcript of --size-mb (default 110) with the de
 writer, brings its live state up to date once, then measures in one run, interleaved, medians of
 --runs whole processes each:
   - the status line (`python3 -I -S statusline/statusline.py`) against `python3 -I -c pass`
-    (goal: at most 3x), and `npx ccusage statusline` on the same input when it installs;
+    (goal: at most 3x), the fields alone for another status line's widget (`--fields context,fill`, the same
+    goal), and `npx ccusage statusline` on the same input when it installs;
   - the CPU of a hook call (its process plus what the warm worker spent on it) with no new bytes
     (goal: <= 50 ms), and with 50 KB appended to this transcript and to one a twentieth its size
     (goal: <= 100 ms; the cost must follow the new bytes, not the file), and the same without the worker;
@@ -109,15 +110,21 @@ def main() -> None:
     line = subprocess.run([python, "-I", "-S", str(REPO / "statusline" / "statusline.py")], input=status_input,
                           capture_output=True, env=env).stdout.decode().strip()
     print(f"status  prints: {line}")
-    ours, bare, idle, bare_cpu = [], [], [], []
+    widget = [python, "-I", "-S", str(REPO / "xshare" / "statusline.py"), "--fields", "context,fill"]
+    shown = subprocess.run(widget, input=status_input, capture_output=True, env=env).stdout.decode().strip()
+    print(f"status  --fields context,fill prints: {shown}")
+    ours, bare, idle, bare_cpu, alone = [], [], [], [], []
     for _ in range(args.runs):
         ours.append(timed([python, "-I", "-S", str(REPO / "statusline" / "statusline.py")], status_input, env))
+        alone.append(timed(widget, status_input, env))
         bare.append(timed([python, "-I", "-c", "pass"], b"", env))
         idle.append(cpu_of_hook(hook, hook_input, env))
         bare_cpu.append(cpu_of_hook([python, "-I", "-c", "pass"], b"", env))
     ratio = statistics.median(ours) / statistics.median(bare)
     print(f"status  xshare status line: {median_ms(ours)}; python3 -I -c pass: {median_ms(bare)}; "
           f"ratio {ratio:.2f} (goal <= 3)")
+    print(f"status  the fields alone (--fields): {median_ms(alone)}; ratio "
+          f"{statistics.median(alone) / statistics.median(bare):.2f} (goal <= 3)")
     if not args.no_ccusage and shutil.which("npx"):
         # ccusage 18+ ships a native binary that has no linux-x64 build here; 17 is its last JavaScript one
         ccusage = ["npx", "--yes", f"ccusage@{args.ccusage_version}", "statusline"]

@@ -148,6 +148,24 @@ def test_the_hot_paths_import_little(module):
     assert [name for name in loaded if name.startswith(HEAVY)] == []
 
 
+def test_the_fields_alone_for_another_status_line_import_little(tmp_path: Path):
+    """`statusline.py --fields` (what a ccstatusline or claude-powerline widget runs) renders, after every
+    message, on the status line's own path: nothing heavy loaded while it reads a summary and prints."""
+    from xshare.state.paths import line_file
+
+    summary = {"api_calls": 3, "exploration_share_of_context": 0.2, "last": {"prompt": 900, "usage": {}},
+               "last_context": {"exploration": 300, "overhead": 600}}
+    line_file("f1e1d5").parent.mkdir(parents=True, exist_ok=True)
+    line_file("f1e1d5").write_text(json.dumps(summary))
+    code = (f"import sys; sys.path.insert(0, {str(REPO)!r}); from xshare.live.statusline import main; "
+            "main(['--fields', 'context,fill,calls', '--no-catch-up']); "
+            "print('\\n'.join(sorted(sys.modules)), file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", code], input='{"session_id": "f1e1d5"}',
+                          capture_output=True, text=True, timeout=60, env={**os.environ})
+    assert done.returncode == 0 and done.stdout.startswith("explore ≈20.0% of context · context now 900"), done
+    assert [name for name in done.stderr.split() if name.startswith(HEAVY)] == []
+
+
 def test_every_program_string_names_a_module_and_function_that_exist():
     """The worker, the status line's catch-up and the plugin env's builders start `python -c` programs that
     import a module by name: a move must not leave one naming a module that is gone."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from xshare import __version__
+from xshare.live.statusline import DEFAULT_LINE2, FIELD_NAMES
 
 DESCRIPTION = """\
 How much of your coding agent's token bill went to reading and searching code (exploration), measured
@@ -113,11 +114,13 @@ STATUSLINE_ACTIONS = {
                "  xshare statusline render --no-color < payload.json"),
     "install": ("add the line to Claude Code's settings.json (the file as it was is kept beside it)",
                 "  xshare statusline install --format 'explore {context} · {calls} calls' --no-line2"),
+    "command": ("print the command that shows only the --fields chosen, for another status line's custom-command "
+                "widget or segment (ccstatusline, claude-powerline)",
+                "  xshare statusline command --fields context,fill"),
     "remove": ("take xshare's line out of Claude Code's settings", "  xshare statusline remove"),
     "status": ("say whether the line is installed, and what it runs", "  xshare statusline status"),
 }
-LINE_FIELDS = ("context bill calib calls compactions window behind tokenizer last session nudge rebuilds "
-               "rebuilt html")  # every field live/statusline.py fills
+LINE_FIELDS = " ".join(FIELD_NAMES)  # every field live/statusline.py fills, as its help names them
 
 
 def add_statusline_options(parser: argparse.ArgumentParser, action: str) -> None:
@@ -125,9 +128,12 @@ def add_statusline_options(parser: argparse.ArgumentParser, action: str) -> None
     if action in ("all", "render", "install"):
         parser.add_argument("--format", help="the first line's fields in braces, e.g. 'explore {context} · {calls} "
                             f"calls'; fields: {LINE_FIELDS}")
-        parser.add_argument("--line2", help="the second line's fields (default: '{rebuilt} · {nudge} · {last}'); "
+        parser.add_argument("--line2", help=f"the second line's fields (default: '{DEFAULT_LINE2}'); "
                             f"fields: {LINE_FIELDS}")
         parser.add_argument("--no-line2", action="store_true", help="one line only: no second line")
+    if action in ("all", "render", "command"):
+        parser.add_argument("--fields", metavar="NAMES", help="only these fields, labelled, on one line without "
+                            f"colours (e.g. context,fill), for another program's status line; fields: {LINE_FIELDS}")
     if action in ("all", "render"):
         parser.add_argument("--no-color", action="store_true", help="no ANSI colours (NO_COLOR also works)")
     if action in ("all", "install"):

@@ -22,11 +22,24 @@ def cmd_statusline(args: argparse.Namespace) -> int:
         from xshare.live.statusline import main as render
 
         options = ["--no-color"] if args.no_color else []
+        options += ["--fields", args.fields] if args.fields is not None else []
         options += ["--format", args.format] if args.format else []
         options += ["--no-line2"] if args.no_line2 else []
         return render(options + (["--line2", args.line2] if args.line2 else []))
     from xshare.install import statusline_setup
 
+    if args.fields is not None and args.action not in ("render", "command"):  # else silently ignored
+        say(f"--fields is for `statusline command` and `render`, not {args.action}: another status line runs "
+            "the fields alone; `install --format` picks xshare's own line's fields")
+        return 2
+    if args.action == "command":
+        from xshare.live.statusline import fields_problem
+
+        if refused := fields_problem(args.fields or ""):
+            say(refused)
+            return 2
+        print(statusline_setup.command(fields=args.fields))
+        return 0
     if args.action == "install":
         from xshare.live.statusline import install_refusal
 

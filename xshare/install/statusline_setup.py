@@ -61,12 +61,17 @@ def script_path() -> Path:
     return here
 
 
-def command(line_format: str | None = None, line2: str | None = None) -> str:
+def command(line_format: str | None = None, line2: str | None = None, fields: str | None = None) -> str:
+    """The status line's command as settings.json holds it; with `fields`, the fields-only form another
+    program's custom-command widget runs (the same fast start)."""
+
     def quote(text: str) -> str:
         return '"' + text.replace("\\", "/").replace('"', '\\"') + '"'
 
     # the plugin's env when it is ready: under ${CLAUDE_PLUGIN_DATA}, it survives plugin updates
     parts = [quote(plugin_env.interpreter()), "-I", "-S", quote(str(script_path()))]
+    if fields:
+        return " ".join([*parts, "--fields", quote(fields)])
     if line_format:
         parts += ["--format", quote(line_format)]
     if line2:

@@ -158,6 +158,7 @@ def _economics(row: dict, watch) -> dict:
     last, rebuild = watch.last, watch.last_rebuild
     return figures | {
         "last": last and {"prompt": last["prompt"], "usage": last["usage"]},
+        "last_context": (last or {}).get("context"),
         "rebuilds": watch.rebuilds,
         "last_rebuild": rebuild and {"cause": rebuild["cause"], "detail": rebuild["detail"]},
         "rebuild_now": bool(rebuild and last and rebuild["call"] == last["at"]),

@@ -21,9 +21,10 @@ from xshare.state.private import read_regular, writable
 from xshare.text import columns_set, pct, usage_kinds
 
 DEFAULT_FORMAT = "explore {context} of context · {bill} of bill · calib {calib} · {calls} calls{window}{behind}"
-# the second line: what to act on (a rebuild just caused, a /compact that pays), then the last call;
+# the second line: what to act on (a rebuild just caused, a /compact that pays), then what fills the context
+# and the last call;
 # `--line2 ""` (install --no-line2) switches it off
-DEFAULT_LINE2 = "{rebuilt} · {nudge} · {last}"
+DEFAULT_LINE2 = "{rebuilt} · {nudge} · {fill} · {last}"
 SEPARATOR = " · "  # between fields: a line too wide loses whole fields from the right
 _ANSI = re.compile(r"\033\[[0-9;]*m")
 # the spec's reading thresholds: under 10 %, 10 to 30 %, 30 % or more
@@ -60,10 +61,38 @@ def _kinds(usage: dict) -> str:
     return usage_kinds(usage, ("read", "write", "fresh", "out"), _n)
 
 
+# `{fill}`: the last call's context in the issue's six groups, the ledger's rarer categories as "other"
+FILL_GROUPS = (("explore", ("exploration",)), ("edits", ("edit",)), ("shell", ("shell",)),
+               ("chat", ("conversation",)), ("injected", ("injected",)), ("overhead", ("overhead",)),
+               ("other", ("web", "other", "reread", "neuralmind")))
+
+
+def fill_field(context: object, prompt: object = None) -> str:
+    """What filled the last call's context, by group: 'context now 84.2k: explore 41%, edits 8%, ...'. The
+    size is the prompt the call was billed for (what the API counted); the shares are of what xshare counted in
+    it by category. Empty groups are left out; those under half a percent join "other", which reads <1%, never
+    0%, when it is that small itself."""
+    if not isinstance(context, dict):
+        return ""
+    counts = {name: sum(value for key in keys if isinstance(value := context.get(key, 0), int)) for name, keys in
+              FILL_GROUPS}
+    total = sum(counts.values())
+    if total <= 0:
+        return ""
+    for name in [name for name, count in counts.items() if name != "other" and count / total < 0.005]:
+        counts["other"] += counts.pop(name)  # a group too small to show a percent: one "other", not many <1%
+    parts = [f"{name} {'<1%' if count / total < 0.005 else f'{count / total:.0%}'}"
+             for name, count in counts.items() if count > 0]
+    size = prompt if isinstance(prompt, int) and not isinstance(prompt, bool) and prompt > 0 else total
+    return f"context now {_n(size)}: {', '.join(parts)}"
+
+
 def cache_fields(saved: LiveSummary, colour: bool) -> dict[str, str]:
-    """`{last}`, `{session}`, `{nudge}`, `{rebuilds}`, `{rebuilt}` from what the hook saved."""
-    values = {"last": "", "session": "", "nudge": "", "rebuilds": "", "rebuilt": ""}
+    """`{last}`, `{session}`, `{nudge}`, `{rebuilds}`, `{rebuilt}`, `{fill}` from what the hook saved."""
+    values = {"last": "", "session": "", "nudge": "", "rebuilds": "", "rebuilt": "",
+              "fill": ""}
     last, usage = saved.get("last"), saved.get("usage")
+    values["fill"] = fill_field(saved.get("last_context"), last.get("prompt") if isinstance(last, dict) else None)
     if isinstance(last, dict) and isinstance(last.get("usage"), dict):
         values["last"] = f"last call {_n(last.get('prompt'))} ({_kinds(last['usage'])})"
     if isinstance(usage, dict):
@@ -88,7 +117,7 @@ def fields(payload: dict, saved: LiveSummary | None, colour: bool) -> dict[str, 
     used = window.get("used_percentage")
     values = {"window": f" · ctx {used:.0f}%" if isinstance(used, (int, float)) else "", "behind": "",
               "context": "?", "bill": "?", "calib": "?", "calls": "0", "compactions": "0", "tokenizer": "",
-              "html": "", "last": "", "session": "", "nudge": "", "rebuilds": "", "rebuilt": ""}
+              "html": "", "last": "", "session": "", "nudge": "", "rebuilds": "", "rebuilt": "", "fill": ""}
     if not saved:
         return values
     try:
@@ -139,6 +168,40 @@ def install_refusal(line_format: str | None, line2: str | None) -> str | None:
     return None
 
 
+# `--fields`: each field with the words it needs alone in another program's line (a bare "41%" says nothing)
+LABELLED = {"context": "explore {context} of context", "bill": "explore {bill} of bill", "calib": "calib {calib}",
+            "calls": "{calls} calls", "compactions": "{compactions} compactions", "window": "{window}",
+            "tokenizer": "tokenizer {tokenizer}", "html": "page {html}"}
+
+
+def field_list(names: str) -> list[str]:
+    """The names of a `--fields` value: commas or spaces between them, braces allowed ("context,fill")."""
+    return [name.strip("{}") for name in re.split(r"[,\s]+", names) if name.strip("{}")]
+
+
+def fields_problem(names: str) -> str | None:
+    """Why a `--fields` value names no field or an unknown one, with the fields there are; None when it is fine."""
+    wanted = field_list(names)
+    unknown = [name for name in wanted if name not in FIELD_NAMES]
+    if wanted and not unknown:
+        return None
+    said = f"unknown field {unknown[0]}" if unknown else "no field named"
+    return f"--fields: {said}; the fields are {' '.join(FIELD_NAMES)}"
+
+
+def fields_only(payload: dict, names: list[str], colour: bool = False, update: bool = False) -> str:
+    """Only the named fields, labelled, for another status line's custom-command widget: no "explore:"
+    prefix, no second line, no width cut (the host lays out its line); empty while nothing is saved yet,
+    so the widget hides instead of showing a placeholder."""
+    saved = saved_summary(payload)
+    values = fields(payload, saved, colour)
+    if update:
+        catch_up(payload, saved, bool(values["behind"]))
+    if saved is None:
+        return ""
+    return fit(SEPARATOR.join(LABELLED.get(name, "{" + name + "}").format(**values) for name in names), None)
+
+
 def catch_up(payload: dict, saved: LiveSummary | None, behind: bool) -> None:
     """No hook may come (the compaction summary is written after the last one): start the update here."""
     session, transcript = payload.get("session_id"), payload.get("transcript_path")
@@ -173,16 +236,21 @@ def terminal_width() -> int | None:
     return None
 
 
+def saved_summary(payload: dict) -> LiveSummary | None:
+    """The summary the hook saved for the session the payload names; None if there is none readable."""
+    session = payload.get("session_id")
+    if not isinstance(session, str) or not session:
+        return None
+    try:
+        saved = json.loads(read_regular(line_file(session)))  # a FIFO in its place is refused, not waited on
+    except (OSError, ValueError):
+        return None
+    return saved if isinstance(saved, dict) else None
+
+
 def render(payload: dict, line_format: str = DEFAULT_FORMAT, second: str | None = DEFAULT_LINE2,
            colour: bool = True, update: bool = False, width: int | None = None) -> str:
-    session = payload.get("session_id")
-    saved = None
-    if isinstance(session, str) and session:
-        try:
-            saved = json.loads(read_regular(line_file(session)))  # a FIFO in its place is refused, not waited on
-        except (OSError, ValueError):
-            saved = None
-    saved = saved if isinstance(saved, dict) else None
+    saved = saved_summary(payload)
     values = fields(payload, saved, colour)
     if saved is None and (why := writable()):  # checked only while nothing shows: a stat or two
         return f"explore: off, {why}{values['window']}"
@@ -208,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
         second = None
     colour = not os.environ.get("NO_COLOR") and "--no-color" not in args
     update = "--no-catch-up" not in args  # start a background update when the ledger is behind
+    if "--fields" in args:  # plain: the host program colours its own widgets
+        return _main_fields(args, update)
     try:
         payload = json.loads(sys.stdin.buffer.read() or b"{}")
         text = render(payload if isinstance(payload, dict) else {}, line_format, second, colour, update,
@@ -215,5 +285,22 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as error:  # a status line must never fail: say so briefly instead
         problem = format_problem(line_format) or (format_problem(second) if second else None)
         text = f"explore: {problem}" if problem else f"explore: unavailable ({error.__class__.__name__})"
+    sys.stdout.write(text + "\n")
+    return 0
+
+
+def _main_fields(args: list[str], update: bool) -> int:
+    """`--fields NAMES`: the fields alone; a bad name is said in the widget's place, and the exit is 0 (the
+    host would blank its whole line on a failure)."""
+    at = args.index("--fields") + 1
+    names = args[at] if at < len(args) else ""
+    if problem := fields_problem(names):
+        sys.stdout.write(f"xshare: {problem}\n")
+        return 0
+    try:
+        payload = json.loads(sys.stdin.buffer.read() or b"{}")
+        text = fields_only(payload if isinstance(payload, dict) else {}, field_list(names), False, update)
+    except Exception as error:  # a widget must never fail its host's line
+        text = f"xshare: unavailable ({error.__class__.__name__})"
     sys.stdout.write(text + "\n")
     return 0

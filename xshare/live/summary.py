@@ -36,6 +36,9 @@ class LiveSummary(TypedDict, total=False):
     usage: dict[str, int]
     weighted: float
     last: LastCall | None  # with the ledger's economics (measure/economics.py Watch) only
+    # the last call's context by ledger category (measure/ledger.py CATEGORIES, "overhead" included), in the
+    # tokenizer's counts; None when the ledger's state predates it (until the next call)
+    last_context: dict[str, int] | None
     rebuilds: int
     last_rebuild: Rebuild | None
     rebuild_now: bool

@@ -130,9 +130,11 @@ class Watch:
             del self.marks[: len(self.marks) - _MARKS_KEPT]
 
     def call(self, prompt: int, usage: dict, *, thread: str = "main", model: str | None = None,
-             time: str | None = None, carried_conversation: int = 0) -> dict | None:
+             time: str | None = None, carried_conversation: int = 0,
+             context: dict[str, int] | None = None) -> dict | None:
         """One API call; returns the rebuild it was, if it was one. `carried_conversation`: the
-        overhead plus conversation text it carried (what a summary would stand in for)."""
+        overhead plus conversation text it carried (what a summary would stand in for); `context`: what it
+        carried by category (the status line's `{fill}`), kept for the last call only."""
         index = self.calls
         self.calls += 1
         before = self.previous.get(thread)
@@ -148,6 +150,8 @@ class Watch:
         if self.pending_compaction:
             self.pending_compaction, self.compacted_at, self.after = False, index, prompt
         self.last = {"at": index, "prompt": prompt, "usage": dict(usage), "carried": carried_conversation}
+        if context is not None:
+            self.last["context"] = context
         marks = self.marks
         if marks:  # marks are in call order: those no conversation's next call needs are a prefix
             oldest = min(entry["at"] for entry in self.previous.values())

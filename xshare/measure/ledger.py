@@ -163,8 +163,9 @@ class Ledger:
                 totals[name] += value
         if model:
             self.models[model] = self.models.get(model, 0) + 1
+        carried = {category: tokens for category, tokens in state.sums.items() if tokens} | {OVERHEAD: overhead}
         self.watch.call(billed_prompt, usage or {}, thread=thread, model=model, time=time,
-                        carried_conversation=overhead + state.sums["conversation"])
+                        carried_conversation=overhead + state.sums["conversation"], context=carried)
         if self.detail:
             self.call_log.append(
                 {
