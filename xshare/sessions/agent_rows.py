@@ -7,7 +7,6 @@ Their rows are cached per file, as JSON in the state folder (Claude Code's in li
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
@@ -123,13 +122,13 @@ def _read_agent_file(job: tuple[str, Path]) -> tuple[list[dict], dict]:
 
 def _read_agent_files(reader: str, todo: list[Path], total: int, workers: int | None) -> list:
     jobs = [(reader, path) for path in todo]
-    workers = workers or os.cpu_count() or 1
+    workers = workers or counter.cores()
     if workers < 2 or len(jobs) < 2 or total < counter.PARALLEL_MIN_BYTES:
         return [_read_agent_file(job) for job in jobs]
     context = counter.pool_context()
-    counter.load_if_counting()
+    counter.load_if_counting(total)
     with ProcessPoolExecutor(workers, mp_context=context, initializer=counter.use,
-                             initargs=(counter.current().choice,)) as pool:
+                             initargs=(counter.current().choice, counter.fast())) as pool:
         return list(pool.map(_read_agent_file, jobs))
 
 

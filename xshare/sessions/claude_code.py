@@ -8,7 +8,6 @@ cores, largest first; each worker runs the same incremental reader the live hook
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from datetime import datetime
@@ -147,8 +146,8 @@ def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None) ->
     if not todo:
         return []
     counter.use(choice)
-    counter.load_if_counting()
     total = sum(stat[0] for _, stat in todo)
+    counter.load_if_counting(total)
     progress = Progress(len(todo), total)
     try:
         return _run_with(todo, choice, workers, total, progress)
@@ -158,7 +157,7 @@ def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None) ->
 
 def _run_with(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None, total: int,
               progress: Progress) -> list[tuple[bytes, dict | None, bytes]]:
-    workers = workers or os.cpu_count() or 1
+    workers = workers or counter.cores()
     if workers < 2 or len(todo) < 2 or total < counter.PARALLEL_MIN_BYTES:
         measured = []
         for file, stat in todo:
@@ -181,7 +180,8 @@ def _run_with(todo: list, choice: tokenizers.TokenizerChoice, workers: int | Non
                 results[index] = one
             progress.advance(len(indexes), sum(todo[i][1][0] for i in indexes))
 
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=counter.use, initargs=(choice,)) as pool:
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=counter.use,
+                             initargs=(choice, counter.fast())) as pool:
         for indexes in _batches(ordered, todo):
             pending[pool.submit(measure_group, [todo[i][0] for i in indexes])] = indexes
             if len(pending) >= workers * _IN_FLIGHT:  # a few batches ahead, not one future per session at once
