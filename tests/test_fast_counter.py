@@ -91,10 +91,12 @@ def test_every_distinct_text_of_the_corpus_counts_the_same() -> None:
 
 def test_a_cold_report_loads_fastokens_only_above_the_crossover(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("XSHARE_COUNTER", raising=False)
-    for to_read, expected in ((1 << 20, False), (int(tokens.FAST_MIN_TEXT_BYTES / counter.TEXT_SHARE) + 1, True)):
+    enough = int(tokens.FAST_MIN_TEXT_BYTES / counter.TEXT_SHARE) + 1
+    for to_read, workers, expected in ((1 << 20, 1, False), (enough, 1, True), (enough, 2, False),
+                                       (2 * enough, 2, True)):
         monkeypatch.setattr(counter, "_counter", None)
         counter.use(tokens.choose(remember=False))
-        counter.load_if_counting(to_read)
+        counter.load_if_counting(to_read, workers)
         assert counter.fast() is expected
     monkeypatch.setenv("XSHARE_COUNTER", "tiktoken")
     monkeypatch.setattr(counter, "_counter", None)

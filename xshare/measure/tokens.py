@@ -36,9 +36,9 @@ _UNIFORM_RUN = re.compile(rf"([^\S\r\n])\1{{{LONG_RUN - 1},}}")
 # the counting rule beyond tiktoken itself (the long-run handling below): bump it when a change could
 # alter any count, so counts remembered by an older rule (xshare/measure/count_store.py) are never read
 COUNT_VERSION = 1
-# fastokens (the optional extra xshare[fast]) counts exactly as tiktoken does, about 3x faster on real text,
-# but takes about 1 s more to load: it pays from about this much text to count (bench/counter_crossover.py)
-FAST_MIN_TEXT_BYTES = 32 << 20
+# fastokens (the optional extra xshare[fast]) counts exactly as tiktoken does, 3-7x faster on real text,
+# but takes 1-2 s more to load: in CPU it pays from 20-40 MB of text to count (bench/counter_crossover.py)
+FAST_MIN_TEXT_BYTES = 40_000_000
 _UNSAFE_RUN = re.compile(rf"[^\S\r\n]{{{8 * LONG_RUN},}}")  # tiktoken takes 900k; half a million is safe
 
 

@@ -147,7 +147,7 @@ def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None) ->
         return []
     counter.use(choice)
     total = sum(stat[0] for _, stat in todo)
-    counter.load_if_counting(total)
+    counter.load_if_counting(total, workers or counter.cores())
     progress = Progress(len(todo), total)
     try:
         return _run_with(todo, choice, workers, total, progress)

@@ -11,8 +11,9 @@ from xshare.measure import tokens as tokenizers
 
 # below this much to read, starting worker processes costs more than it saves
 PARALLEL_MIN_BYTES = 4 << 20
-# share of a Claude Code transcript's bytes that is text to count (../shared/docs/tokenizer.md: ~0.47)
-TEXT_SHARE = 0.47
+# distinct text to count per byte of transcripts: 22.9 MB in the corpus's 121.7 MB (bench/counter_crossover.py);
+# the text is ~0.47 of the bytes, but much of it is re-sent, and each distinct text is counted once
+TEXT_SHARE = 0.19
 _counter: tokenizers.Counter | None = None
 
 
@@ -44,16 +45,17 @@ def flush() -> None:
         _counter.flush()
 
 
-def load_if_counting(to_read: int = 0) -> None:
+def load_if_counting(to_read: int = 0, workers: int = 1) -> None:
     """Before forking workers: with no count store to read from (or an empty one), every text will be
     counted, so the tokenizer is loaded once here and the workers inherit it; with one, a worker loads
     it only on its first unknown text, and a report whose texts are all known never loads it. When the
-    `to_read` bytes of records hold enough text to pay for loading it, fastokens counts (if installed).
+    `to_read` bytes of records hold enough text to pay for loading it, fastokens counts (if installed): its
+    load is paid once, before the workers fork, and what it saves is shared by them, hence `workers` times.
     $XSHARE_COUNTER=tiktoken or fastokens overrides that choice (benchmarks; ruling out the extra)."""
     if _counter.store is None or not len(_counter.store):
         wanted = os.environ.get("XSHARE_COUNTER", "")
         fast = wanted == "fastokens" or (
-            wanted != "tiktoken" and to_read * TEXT_SHARE >= tokenizers.FAST_MIN_TEXT_BYTES)
+            wanted != "tiktoken" and to_read * TEXT_SHARE >= tokenizers.FAST_MIN_TEXT_BYTES * max(workers, 1))
         _counter.load(fast=fast)
 
 
