@@ -10,10 +10,14 @@ Measured in one run, on one corpus (default ../shared/corpus/claude, every root)
     xshare upgrade costs: the transcripts are read again, no text is tokenized again, tiktoken never
     loads), and the count store's size on disk;
   - a warm re-run (everything cached) and the peak resident memory of any one process;
+  - the CPU (user + system, every process) of a cold exact report against ccusage's in the same run;
+  - the fast counter (fastokens, xshare[fast]; bench/counter_crossover.py): its crossover, and cold reports
+    counted by tiktoken and by fastokens ($XSHARE_COUNTER), on the corpus and on the big history;
+  - the parallel efficiency: a cold report on one core (taskset) against one on all the cores given;
   - with --big-gb N (default 1.2; 0 skips): a history of N GB made of the corpus's files copied under
     new names into a temporary folder, cold exact report vs ccusage and its peak memory.
-Goals (issue 11): cold >= 0.8 x the limit and no slower than ccusage daily, --estimate >= 100 MB/s,
-warm < 0.5 s, peak < 400 MB on the big history.
+Goals (issues 11, 24): cold >= 0.8 x the limit, cold CPU <= 4x ccusage's, --estimate >= 100 MB/s,
+warm < 0.5 s, peak < 400 MB throughout.
 
     python bench/report_speed.py [--corpus DIR] [--runs N] [--ccusage PATH] [--big-gb N]
 """
@@ -35,12 +39,15 @@ REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "claude"
 DEFAULT_VOCAB = REPO.parent / "shared" / "vocab" / "o200k_base.tiktoken"
 
-# Runs one command and prints the peak RSS (KB) over it and every process it started.
+# Runs one command and prints the peak RSS (KB) of any one process it started, its exit code and the CPU
+# seconds (user + system) of all of them.
 _PEAK = (
     "import resource, subprocess, sys\n"
     "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode\n"
-    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code)\n"
+    "used = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(used.ru_maxrss, code, used.ru_utime + used.ru_stime)\n"
 )
+CPU: dict[str, list[float]] = {}  # the CPU seconds of the runs, by what was run (cold, ccusage, ...)
 
 
 def roots_of(corpus: Path) -> list[Path]:
@@ -82,28 +89,34 @@ def tokenizer_limit(roots: list[Path]) -> tuple[float, int, int, float]:
     return elapsed, len(texts), size, parse
 
 
-def run_report(roots: list[Path], home: Path, *extra: str) -> tuple[float, int]:
-    """Wall seconds and peak RSS (MB) of one `xshare report` process tree."""
+def run_report(roots: list[Path], home: Path, *extra: str, counter: str = "", cores: str = "",
+               label: str = "") -> tuple[float, int]:
+    """Wall seconds and peak RSS (MB) of one `xshare report` process tree; `counter` sets $XSHARE_COUNTER,
+    `cores` runs it under `taskset -c`; its CPU seconds go to CPU[label]."""
     command = [sys.executable, "-m", "xshare", "report", "--all", "--json", *extra]
     for root in roots:
         command += ["--claude-root", str(root)]
     env = {**os.environ, "XSHARE_HOME": str(home)}
+    if counter:
+        env["XSHARE_COUNTER"] = counter
+    prefix = ["taskset", "-c", cores] if cores else []
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", _PEAK, *command], env=env, capture_output=True, text=True)
+    done = subprocess.run([*prefix, sys.executable, "-c", _PEAK, *command], env=env, capture_output=True, text=True)
     elapsed = time.perf_counter() - started
-    peak_kb, code = done.stdout.split()
+    peak_kb, code, cpu = done.stdout.split()
     if code != "0":
         sys.exit(f"report failed ({code}): {done.stderr[-2000:]}")
+    CPU.setdefault(label, []).append(float(cpu))
     return elapsed, int(peak_kb) // 1024
 
 
-def timed(runs: int, roots: list[Path], *extra: str, warm: bool = False) -> tuple[list[float], int]:
+def timed(runs: int, roots: list[Path], *extra: str, warm: bool = False, **options: str) -> tuple[list[float], int]:
     seconds, peak = [], 0
     for _ in range(runs):
         with tempfile.TemporaryDirectory() as home:
             if warm:
-                run_report(roots, Path(home), *extra)
-            elapsed, used = run_report(roots, Path(home), *extra)
+                run_report(roots, Path(home), *extra, **options)
+            elapsed, used = run_report(roots, Path(home), *extra, **options)
             seconds.append(elapsed)
             peak = max(peak, used)
     return seconds, peak
@@ -128,14 +141,22 @@ def known_counts(roots: list[Path], home: Path) -> tuple[float, int, int]:
     return elapsed, used, sum(path.stat().st_size for path in (home / "counts").glob("*.counts"))
 
 
-def run_ccusage(ccusage: str | None, roots: list[Path]) -> float | None:
-    """Wall seconds of `ccusage daily --offline` over these roots (None when it is not installed)."""
+def run_ccusage(ccusage: str | None, roots: list[Path], label: str = "ccusage") -> float | None:
+    """Wall seconds of `ccusage daily --offline` over these roots (None when it is not installed); its CPU
+    seconds go to CPU[label] and its peak memory to CPU[label + " peak"] (MB)."""
     if not ccusage:
         return None
     env = {**os.environ, "CLAUDE_CONFIG_DIR": ",".join(str(root) for root in roots)}
     started = time.perf_counter()
-    done = subprocess.run([ccusage, "daily", "--offline", "--json"], env=env, capture_output=True)
-    return time.perf_counter() - started if done.returncode == 0 else None
+    done = subprocess.run([sys.executable, "-c", _PEAK, ccusage, "daily", "--offline", "--json"], env=env,
+                          capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    peak_kb, code, cpu = done.stdout.split()
+    if code != "0":
+        return None
+    CPU.setdefault(label, []).append(float(cpu))
+    CPU.setdefault(label + " peak", []).append(int(peak_kb) / 1024)
+    return elapsed
 
 
 _SESSION_NAME = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|agent-")
@@ -171,11 +192,16 @@ def big_history(args: argparse.Namespace, roots: list[Path], ccusage: str | None
         big_roots = build_big(roots, Path(folder), args.big_gb)
         size_mb = jsonl_bytes(big_roots) / 1e6
         with tempfile.TemporaryDirectory() as home:
-            seconds, peak = run_report(big_roots, Path(home), "--no-cache")
-        theirs = run_ccusage(ccusage, big_roots)
-        versus = f"; ccusage daily {theirs:.2f} s" if theirs else "; ccusage is not installed here"
-        print(f"big     {size_mb / 1e3:.2f} GB history: cold exact {seconds:.1f} s = {size_mb / seconds:.0f} MB/s"
-              f"{versus}; peak {peak} MB (goal < 400 MB)")
+            seconds, peak = run_report(big_roots, Path(home), "--no-cache", label="big cold")
+        theirs = run_ccusage(ccusage, big_roots, "big ccusage")
+        versus = (f"; ccusage daily {theirs:.2f} s wall, {CPU['big ccusage'][-1]:.2f} s CPU, peak "
+                  f"{CPU['big ccusage peak'][-1]:.0f} MB; CPU {CPU['big cold'][-1] / CPU['big ccusage'][-1]:.1f}x "
+                  f"ccusage's (goal <= 4x)") if theirs else "; ccusage is not installed here"
+        print(f"big     {size_mb / 1e3:.2f} GB history: cold exact {seconds:.1f} s = {size_mb / seconds:.0f} MB/s, "
+              f"{CPU['big cold'][-1]:.1f} s CPU{versus}; peak {peak} MB (goal < 400 MB)")
+        from xshare.measure import tokens
+        if tokens.fast_installed():
+            compare_counters(1, big_roots, "big    ")
         with tempfile.TemporaryDirectory() as home:
             known, known_peak, stored = known_counts(big_roots, Path(home))
         print(f"big     cold rows, counts known: {known:.1f} s = {size_mb / known:.0f} MB/s; peak {known_peak} MB; "
@@ -209,7 +235,7 @@ def main() -> None:
     print(f"floor   the reader alone (parse, ledger, no counting), 1 thread: {parse_s:.2f} s; parse + count "
           f"on {cores} cores at best {(parse_s + limit_s) / cores:.2f} s")
 
-    cold, cold_peak = timed(args.runs, roots, "--no-cache")
+    cold, cold_peak = timed(args.runs, roots, "--no-cache", label="cold")
     cold_rate = size_mb / statistics.median(cold)
     print(f"cold    o200k_base: {spread(cold)} = {cold_rate:.1f} MB/s = {cold_rate / limit:.2f} x the limit "
           f"(goal >= 0.80); peak {cold_peak} MB")
@@ -217,8 +243,11 @@ def main() -> None:
     if None in theirs:
         print("cold    ccusage daily --offline: not installed here (--ccusage PATH); no comparison")
     else:
-        print(f"cold    ccusage daily --offline: {spread(theirs)}; exact report / ccusage "
-              f"{statistics.median(cold) / statistics.median(theirs):.1f} (goal <= 1.0)")
+        print(f"cold    ccusage daily --offline: {spread(theirs)}, peak {max(CPU['ccusage peak']):.0f} MB; "
+              f"exact report / ccusage {statistics.median(cold) / statistics.median(theirs):.1f} (wall)")
+        print(f"cpu     cold exact {statistics.median(CPU['cold']):.2f} s of CPU, ccusage "
+              f"{statistics.median(CPU['ccusage']):.2f} s: "
+              f"{statistics.median(CPU['cold']) / statistics.median(CPU['ccusage']):.1f}x (goal <= 4x)")
 
     estimate, estimate_peak = timed(args.runs, roots, "--no-cache", "--estimate")
     estimate_rate = size_mb / statistics.median(estimate)
@@ -233,10 +262,56 @@ def main() -> None:
     warm, warm_peak = timed(args.runs, roots, warm=True)
     versus = "" if None in theirs else f"; / ccusage {statistics.median(warm) / statistics.median(theirs):.2f}"
     print(f"warm    cached re-run: {spread(warm)} (goal < 0.5 s){versus}; peak {warm_peak} MB")
-    peak = max(cold_peak, estimate_peak, known_peak, warm_peak)
+    peak = max(cold_peak, estimate_peak, known_peak, warm_peak, fast_counter(args, roots), parallel(args, roots))
     print(f"memory  peak resident of any one process: {peak} MB (goal < 400 MB)")
     if args.big_gb > 0:
         big_history(args, roots, args.ccusage)
+
+
+def fast_counter(args: argparse.Namespace, roots: list[Path]) -> int:
+    """The crossover, and cold reports counted by each counter; their peak memory (MB)."""
+    from xshare.measure import tokens
+    from xshare.sessions import counter
+
+    if not tokens.fast_installed():
+        print("fast    fastokens is not installed (pip install 'xshare[fast]'): no comparison")
+        return 0
+    import counter_crossover  # beside this file
+
+    for line in counter_crossover.describe(counter_crossover.measure(counter_crossover.distinct_texts(roots),
+                                                                     args.runs), counter.cores()):
+        print(line)
+    return compare_counters(args.runs, roots, "fast   ")
+
+
+def compare_counters(runs: int, roots: list[Path], tag: str) -> int:
+    """Cold reports counted by tiktoken and by fastokens (their wall, CPU and peak); the larger peak."""
+    line, peak = [], 0
+    for name in ("tiktoken", "fastokens"):
+        seconds, used = timed(runs, roots, "--no-cache", counter=name, label=f"{tag}{name}")
+        line.append(f"{name} {statistics.median(seconds):.2f} s wall, {statistics.median(CPU[tag + name]):.2f} s "
+                    f"CPU, peak {used} MB")
+        peak = max(peak, used)
+    print(f"{tag} cold report counted by {'; by '.join(line)}")
+    return peak
+
+
+def parallel(args: argparse.Namespace, roots: list[Path]) -> int:
+    """A cold report on one core against one on every core given: the parallel efficiency."""
+    from xshare.sessions import counter
+
+    cores = counter.cores()
+    if cores < 2 or not shutil.which("taskset"):
+        print(f"cores   {cores} core(s) given, or no taskset: no parallel efficiency measured")
+        return 0
+    first = str(min(os.sched_getaffinity(0)))
+    one, one_peak = timed(args.runs, roots, "--no-cache", cores=first, label="one core")
+    every, every_peak = timed(args.runs, roots, "--no-cache", label="every core")
+    efficiency = statistics.median(one) / (cores * statistics.median(every))
+    print(f"cores   cold report, 1 worker: {spread(one)}; {cores} workers: {spread(every)}; parallel efficiency "
+          f"{efficiency:.2f} (speed-up {statistics.median(one) / statistics.median(every):.2f}x on {cores} cores; "
+          f"CPU {statistics.median(CPU['one core']):.2f} s vs {statistics.median(CPU['every core']):.2f} s)")
+    return max(one_peak, every_peak)
 
 
 if __name__ == "__main__":

@@ -95,7 +95,7 @@ def test_ready_only_with_a_stamp_and_an_interpreter_that_still_runs(tmp_path: Pa
 def test_wanted_reads_the_plugin_version_and_requirements(tmp_path: Path, monkeypatch):
     want = plugin_env.wanted(str(fake_plugin(tmp_path / "a", "2.0.0")))
     assert want["version"] == "2.0.0" and want["python"] == "{}.{}".format(*sys.version_info[:2])
-    assert [item.split("==")[0] for item in want["requirements"]] == ["tiktoken", "regex", "orjson"]
+    assert [item.split("==")[0] for item in want["requirements"]] == ["tiktoken", "regex", "orjson", "fastokens"]
     # a new hash for the same versions is a new env too
     text = (REPO / plugin_env.REQUIREMENTS).read_text()
     changed = fake_plugin(tmp_path / "b", "2.0.0", text.replace("--hash=sha256:", "--hash=sha256:0", 1)[:-1] + "\n")

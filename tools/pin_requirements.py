@@ -61,12 +61,14 @@ def newest(files: list[dict], name: str) -> str:
 
 def pythons(files: list[dict]) -> str:
     """The CPython versions the release has wheels for (cp39 ... or py3 for a pure or abi3 wheel)."""
-    tags = set()
+    tags, stable = set(), set()
     for file in files:
         if file["filename"].endswith(".whl"):
-            tags.update(re.findall(r"-(cp3\d+|py3)-", file["filename"]))
+            tags.update(re.findall(r"-(cp3\d+|py3)-(?!abi3)", file["filename"]))
+            stable.update(re.findall(r"-cp3(\d+)-abi3-", file["filename"]))  # one wheel serves 3.N and later
     cpython = sorted(int(tag[3:]) for tag in tags if tag.startswith("cp"))
     words = [f"3.{minor}" for minor in cpython] + (["any Python 3 (py3)"] if "py3" in tags else [])
+    words += [f"3.{min(map(int, stable))} and later (abi3)"] if stable else []
     return ", ".join(words)
 
 

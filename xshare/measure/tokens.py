@@ -36,6 +36,9 @@ _UNIFORM_RUN = re.compile(rf"([^\S\r\n])\1{{{LONG_RUN - 1},}}")
 # the counting rule beyond tiktoken itself (the long-run handling below): bump it when a change could
 # alter any count, so counts remembered by an older rule (xshare/measure/count_store.py) are never read
 COUNT_VERSION = 1
+# fastokens (the optional extra xshare[fast]) counts exactly as tiktoken does, 3-7x faster on real text,
+# but takes 1-2 s more to load: in CPU it pays from 20-40 MB of text to count (bench/counter_crossover.py)
+FAST_MIN_TEXT_BYTES = 40_000_000
 _UNSAFE_RUN = re.compile(rf"[^\S\r\n]{{{8 * LONG_RUN},}}")  # tiktoken takes 900k; half a million is safe
 
 
@@ -53,6 +56,13 @@ def _tiktoken_installed() -> bool:
     import importlib.util  # only when choosing a tokenizer
 
     return importlib.util.find_spec("tiktoken") is not None
+
+
+def fast_installed() -> bool:
+    """Whether the optional exact counter fastokens can be used (xshare[fast]); nothing is imported."""
+    import importlib.util  # only when deciding whether a cold report may load it
+
+    return importlib.util.find_spec("fastokens") is not None
 
 
 def choose(estimate: bool = False, vocab: str | None = None, remember: bool = True) -> TokenizerChoice:
@@ -89,6 +99,7 @@ class Counter:
         self._seen: dict[tuple[int, int], int] = {}
         self._periods: dict[str, tuple[int, int] | None] = {}
         self.fallbacks = 0  # texts tiktoken failed on, estimated as characters / 4
+        self.fast = False  # counting with fastokens (load(fast=True)), equal to tiktoken's counts
         self.store = None
         if choice.name == O200K:
             try:  # checked now, loaded on the first text to count: one tokenizer for the whole run
@@ -102,9 +113,17 @@ class Counter:
 
             self.store = count_store.shared(store_path(), **({"warn": warn} if warn else {}))
 
-    def load(self) -> None:
-        """Load the tokenizer now (before forking workers that will need it)."""
+    def load(self, fast: bool = False) -> None:
+        """Load the tokenizer now (before forking workers that will need it); with `fast`, fastokens when
+        it is installed and loads (its counts are tiktoken's: tests/test_fast_counter.py), else tiktoken."""
         if self.name == O200K and self._encode is None:
+            if fast and fast_installed():
+                try:
+                    self._encode = _load_fast(self.choice.vocab)
+                    self.fast = True
+                    return
+                except Exception:  # a broken or incompatible fastokens: tiktoken, the reference, counts
+                    pass
             try:
                 self._encode = _load_o200k(self.choice.vocab).encode_ordinary
             except Exception:  # the file passed its check, so tiktoken itself is broken: see _count
@@ -234,6 +253,25 @@ def _load_o200k(vocab: Path | None):
         return tiktoken.Encoding(**openai_public.o200k_base())
     finally:
         openai_public.load_tiktoken_bpe = original
+
+
+def _load_fast(vocab: Path | None):
+    """fastokens' encode_ordinary over the same checked vocabulary. It reads only a plain file and checks
+    no hash, so the checked text is kept uncompressed in the state directory and checked again here."""
+    import fastokens  # the optional extra: only for a large cold report
+
+    if vocab is None:
+        raise ValueError("no vocabulary file")
+    data = _vocab_bytes(vocab)
+    plain = _ranks_cache().with_name(f"o200k_base.{VOCAB_SHA256[:16]}.tiktoken")
+    try:
+        if hashlib.sha256(plain.read_bytes()).hexdigest() != VOCAB_SHA256:
+            raise ValueError("changed")
+    except (OSError, ValueError):
+        from xshare.state.store import atomic_write  # see store_path
+
+        atomic_write(plain, data)
+    return fastokens.Tokenizer.from_tiktoken(str(plain), encoding=O200K).encode_ordinary
 
 
 def _vocab_bytes(vocab: Path) -> bytes:

@@ -126,9 +126,9 @@ def _read_agent_files(reader: str, todo: list[Path], total: int, workers: int | 
     if workers < 2 or len(jobs) < 2 or total < counter.PARALLEL_MIN_BYTES:
         return [_read_agent_file(job) for job in jobs]
     context = counter.pool_context()
-    counter.load_if_counting()
+    counter.load_if_counting(total, workers)
     with ProcessPoolExecutor(workers, mp_context=context, initializer=counter.use,
-                             initargs=(counter.current().choice,)) as pool:
+                             initargs=(counter.current().choice, counter.fast())) as pool:
         return list(pool.map(_read_agent_file, jobs))
 
 

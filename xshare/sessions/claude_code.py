@@ -146,8 +146,8 @@ def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None) ->
     if not todo:
         return []
     counter.use(choice)
-    counter.load_if_counting()
     total = sum(stat[0] for _, stat in todo)
+    counter.load_if_counting(total, workers or counter.cores())
     progress = Progress(len(todo), total)
     try:
         return _run_with(todo, choice, workers, total, progress)
@@ -180,7 +180,8 @@ def _run_with(todo: list, choice: tokenizers.TokenizerChoice, workers: int | Non
                 results[index] = one
             progress.advance(len(indexes), sum(todo[i][1][0] for i in indexes))
 
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=counter.use, initargs=(choice,)) as pool:
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=counter.use,
+                             initargs=(choice, counter.fast())) as pool:
         for indexes in _batches(ordered, todo):
             pending[pool.submit(measure_group, [todo[i][0] for i in indexes])] = indexes
             if len(pending) >= workers * _IN_FLIGHT:  # a few batches ahead, not one future per session at once

@@ -1,0 +1,129 @@
+"""Where the optional fast counter (fastokens, xshare[fast]) pays for its longer load over tiktoken.
+
+Measured on the distinct texts xshare counts in a corpus (default ../shared/corpus/claude):
+  - each counter's load: a fresh process importing xshare, loading the counter and counting one text
+    (median of --runs, after one run that fills xshare's own vocabulary caches, as any second run finds them);
+  - each counter's throughput, one thread, in MB/s of text, and whether every count is equal;
+  - the crossover: the MB of unknown text at which fastokens' extra load is paid back, in CPU (and in wall
+    time on N cores, where the load is paid once before the workers fork and the counting is shared),
+    beside xshare's threshold (xshare/measure/tokens.py FAST_MIN_TEXT_BYTES).
+
+    python bench/counter_crossover.py [--corpus DIR] [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "claude"
+DEFAULT_VOCAB = REPO.parent / "shared" / "vocab" / "o200k_base.tiktoken"
+
+_LOAD = (
+    "import sys, time\n"
+    "started = time.perf_counter()\n"
+    "from xshare.measure import tokens\n"
+    "counter = tokens.Counter(tokens.choose(remember=False))\n"
+    "counter.load(fast=sys.argv[1] == 'fast')\n"
+    "assert counter.fast == (sys.argv[1] == 'fast') and counter.count('hello world') == 2\n"
+    "print(time.perf_counter() - started)\n"
+)
+
+
+@dataclass
+class Crossover:
+    texts: int
+    text_bytes: int
+    load: dict[str, float]  # seconds, fresh process
+    rate: dict[str, float]  # MB/s of text, one thread
+    differing: int  # texts whose counts differ (must be 0)
+
+    def bytes_at(self, cores: int = 1) -> float:
+        """Text bytes above which fastokens is faster (CPU with cores=1; wall on `cores` workers)."""
+        saved_per_mb = 1 / self.rate["tiktoken"] - 1 / self.rate["fast"]
+        extra = self.load["fast"] - self.load["tiktoken"]
+        return float("inf") if saved_per_mb <= 0 else cores * extra / saved_per_mb * 1e6
+
+
+def distinct_texts(roots: list[Path]) -> list[str]:
+    from xshare.sources.claude import transcript as claude
+
+    texts: dict[tuple[int, int], str] = {}
+
+    def record(text: str) -> int:
+        texts.setdefault((hash(text), len(text)), text)
+        return 0
+
+    for file in claude.discover([root / "projects" for root in roots]):
+        claude.ClaudeTranscript(file, record, "record").catch_up()
+    return list(texts.values())
+
+
+def load_seconds(kind: str, runs: int, home: str) -> float:
+    env = {**os.environ, "XSHARE_HOME": home}
+    command = [sys.executable, "-c", _LOAD, kind]
+    subprocess.run(command, env=env, check=True, capture_output=True)  # fills the ranks and vocab caches
+    return statistics.median(float(subprocess.run(command, env=env, check=True, capture_output=True,
+                                                  text=True).stdout) for _ in range(runs))
+
+
+def measure(texts: list[str], runs: int = 3) -> Crossover:
+    from xshare.measure import tokens
+
+    size = sum(len(text.encode("utf-8", "surrogatepass")) for text in texts)
+    counts, rate = {}, {}
+    for kind in ("tiktoken", "fast"):
+        counter = tokens.Counter(tokens.choose(remember=False))
+        counter.load(fast=kind == "fast")
+        started = time.perf_counter()
+        counts[kind] = [counter.count(text) for text in texts]
+        rate[kind] = size / 1e6 / (time.perf_counter() - started)
+    with tempfile.TemporaryDirectory() as home:
+        load = {kind: load_seconds(kind, runs, home) for kind in ("tiktoken", "fast")}
+    differing = sum(a != b for a, b in zip(counts["tiktoken"], counts["fast"], strict=True))
+    return Crossover(len(texts), size, load, rate, differing)
+
+
+def describe(result: Crossover, cores: int) -> list[str]:
+    from xshare.measure import tokens
+    from xshare.sessions import counter
+
+    return [
+        f"counter tiktoken: load {result.load['tiktoken']:.2f} s, {result.rate['tiktoken']:.1f} MB/s of text; "
+        f"fastokens: load {result.load['fast']:.2f} s, {result.rate['fast']:.1f} MB/s "
+        f"({result.rate['fast'] / result.rate['tiktoken']:.1f}x); {result.texts:,} texts, "
+        f"{result.text_bytes / 1e6:.1f} MB, {result.differing} counts differ (must be 0)",
+        f"crossover fastokens pays from {result.bytes_at() / 1e6:.0f} MB of unknown text in CPU, "
+        f"{result.bytes_at(cores) / 1e6:.0f} MB in wall time on {cores} cores; xshare uses it from "
+        f"{tokens.FAST_MIN_TEXT_BYTES / 1e6:.0f} MB of text (about "
+        f"{tokens.FAST_MIN_TEXT_BYTES / counter.TEXT_SHARE / 1e6:.0f} MB of transcripts) in a cold report",
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    if "XSHARE_VOCAB" not in os.environ and DEFAULT_VOCAB.is_file():
+        os.environ["XSHARE_VOCAB"] = str(DEFAULT_VOCAB)
+    from xshare.measure import tokens
+    from xshare.sessions import counter
+
+    if not tokens.fast_installed():
+        sys.exit("fastokens is not installed (pip install 'xshare[fast]')")
+    roots = sorted(path for path in args.corpus.iterdir() if (path / "projects").is_dir())
+    for line in describe(measure(distinct_texts(roots), args.runs), counter.cores()):
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
