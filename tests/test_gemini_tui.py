@@ -9,8 +9,10 @@ $XSHARE_TEST_GEMINI and tmux.
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
+import signal
 import subprocess
 import time
 import uuid
@@ -57,8 +59,19 @@ class Pane:
         return self.tmux("has-session", "-t", self.name).returncode == 0
 
     def close(self) -> None:
-        if self.alive():
-            self.tmux("kill-server")
+        """The pane's program and all it started end with it: node ignores the hang-up tmux sends, so its
+        process group is ended too, or a CLI would outlive the test."""
+        if not self.alive():
+            return
+        found = self.tmux("display-message", "-p", "-t", self.name, "#{pane_pid}").stdout.strip()
+        self.tmux("kill-server")
+        if found.isdigit():
+            for signal_number in (signal.SIGTERM, signal.SIGKILL):
+                try:
+                    os.killpg(int(found), signal_number)
+                except (ProcessLookupError, PermissionError):
+                    break
+                time.sleep(0.5)
 
 
 def tui_command(env: dict[str, str], *extra: str) -> str:
