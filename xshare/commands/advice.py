@@ -12,23 +12,20 @@ import argparse
 import sys
 from collections import Counter
 
-from xshare.commands.common import looking, print_json, say, window_from
+from xshare.commands.common import looking, print_json, say
 from xshare.text import output_width, pct, printable_lines, table, wrap
 
 
 def cmd_advice(args: argparse.Namespace) -> int:
-    from xshare.commands.report import measure_in_window, say_empty_window, use_demo
+    from xshare.commands.report import sessions_in_window
     from xshare.commands.sessions import short_ids
     from xshare.html.habit_store import habit_summaries
     from xshare.html.habits import pool
 
-    window = use_demo(args) if args.demo else window_from(args)
-    if window is None:
+    found = sessions_in_window(args, "advice")
+    if found is None:
         return 2
-    measured, rows, deferred = measure_in_window(args, window)
-    if not rows:
-        say_empty_window(args, window, measured, deferred, command="advice")
-        return 2
+    window, measured, rows = found
     # the same files the report pass just read, by the same reader: their problems were said already
     summaries = habit_summaries(looking(args, measured.tokenizer, window.since), {row["id"] for row in rows},
                                 measured.copied, Counter())

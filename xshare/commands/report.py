@@ -119,6 +119,19 @@ def use_demo(args: argparse.Namespace):
     return Window(None, datetime.now(timezone.utc), "the demo corpus that ships with xshare")
 
 
+def sessions_in_window(args: argparse.Namespace, command: str):
+    """The window and what `report` measures in it, for the commands that look at its sessions one by one
+    (`sessions`, `advice`); None when there is no window or nothing in it (said on stderr: exit 2)."""
+    window = use_demo(args) if args.demo else window_from(args)
+    if window is None:
+        return None
+    measured, rows, deferred = measure_in_window(args, window)
+    if not rows:
+        say_empty_window(args, window, measured, deferred, command=command)
+        return None
+    return window, measured, rows
+
+
 def say_empty_window(args: argparse.Namespace, window, measured, deferred: int, command: str = "report") -> None:
     """Why there is nothing to show: the window, what lies outside it and the flag that takes it in, or
     where xshare looked."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from xshare.commands.common import looking, print_json, window_from
+from xshare.commands.common import looking, print_json
 from xshare.text import output_width, pct, printable, printable_lines, table
 
 SHORTEST_ID = 8  # as git abbreviates: long enough to be unique almost always, grown where it is not
@@ -17,16 +17,13 @@ PROJECT_WIDTH = 28  # a project folder longer than this keeps its end, which tel
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
-    from xshare.commands.report import measure_in_window, say_empty_window, use_demo
+    from xshare.commands.report import sessions_in_window
     from xshare.sessions.projects import project_names
 
-    window = use_demo(args) if args.demo else window_from(args)
-    if window is None:
+    found = sessions_in_window(args, "sessions")
+    if found is None:
         return 2
-    measured, rows, deferred = measure_in_window(args, window)
-    if not rows:
-        say_empty_window(args, window, measured, deferred, command="sessions")
-        return 2
+    window, measured, rows = found
     listed = sorted((row for row in rows if args.subagents or not row.get("parent")),
                     key=lambda row: row.get("started_at") or "", reverse=True)
     subagents = len(rows) - len(listed)
