@@ -123,6 +123,33 @@ def _run(capsys, *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+def test_habits_in_dollars_at_the_session_model_s_price_of_fresh_input():
+    priced, unknown = session_habits(_session()), session_habits(_session())
+    priced["model"], unknown["model"] = "claude-sonnet-4-5", "a-model-no-table-knows"
+    rate = 3 / 1e6  # dollars per fresh input token of the priced model, as the test's own table says
+    pooled = pool([priced, unknown], lambda summary: rate if summary["model"] == "claude-sonnet-4-5" else None)
+    idle = next(line for line in pooled["habits"] if line["habit"] == "idle")
+    assert idle["cost_dollars"] == pytest.approx(23_000 * 1.15 * rate, abs=0.01)  # the priced session only
+    assert idle["sessions_unpriced"] == 1 and idle["cost_weight"] == pytest.approx(2 * 23_000 * 1.15, abs=0.1)
+    assert "cost_dollars" not in pool([priced])["habits"][0]  # no prices asked for: no dollars at all
+
+
+def test_advice_dollars_say_their_date_and_turn_off(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("XSHARE_HOME", str(tmp_path / "home"))
+    code, out, _ = _run(capsys, "advice", "--demo", "--json")
+    pooled = json.loads(out)
+    assert code == 0 and pooled["dollars"]["prices"]["date"] and "fresh input" in pooled["dollars"]["assumption"]
+    assert all(line["cost_dollars"] >= 0 and "sessions_unpriced" in line for line in pooled["habits"])
+    code, out, _ = _run(capsys, "advice", "--demo")
+    assert "at list price" in out and "list prices of" in out
+    code, out, _ = _run(capsys, "advice", "--demo", "--no-dollars")
+    assert code == 0 and "$" not in out
+    bad = tmp_path / "prices.json"
+    bad.write_text("{not json")
+    code, out, err = _run(capsys, "advice", "--demo", "--prices", str(bad))
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
 def test_advice_on_the_demo_reads_in_plain_words(capsys, monkeypatch, tmp_path):
     monkeypatch.setenv("XSHARE_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("COLUMNS", "90")

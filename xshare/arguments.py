@@ -237,6 +237,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_window_options(advice)
     advice.add_argument("--json", action="store_true", help="every figure and its assumption as JSON")
     advice.add_argument("--demo", action="store_true", help="run on the sample corpus that ships with xshare")
+    advice.add_argument("--prices", metavar="FILE",
+                        help="a price table (prices.json's shape) laid over the one xshare ships")
+    advice.add_argument("--no-dollars", action="store_true",
+                        help="weights only, no dollars (for a subscription; or set XSHARE_DOLLARS=off)")
 
     session = _command(
         commands, "session", "one session's figures, by its id or its transcript's path",

@@ -21,7 +21,13 @@ def cmd_advice(args: argparse.Namespace) -> int:
     from xshare.commands.sessions import short_ids
     from xshare.html.habit_store import habit_summaries
     from xshare.html.habits import pool
+    from xshare.measure.prices import PriceError
 
+    try:  # a bad --prices file is refused before anything is read
+        per_weight, price_table = _dollars(args)
+    except PriceError as error:
+        say(str(error))
+        return 2
     found = sessions_in_window(args, "advice")
     if found is None:
         return 2
@@ -32,7 +38,10 @@ def cmd_advice(args: argparse.Namespace) -> int:
     missing = len(rows) - len(summaries)
     if missing:
         say(f"{missing:,} session(s) in the window could not be read again in detail; advice leaves them out")
-    pooled = pool(summaries)
+    pooled = pool(summaries, per_weight)
+    if price_table is not None:
+        pooled["dollars"] = {"prices": price_table.to_json(), "described": price_table.describe(),
+                             "assumption": DOLLARS_RULE}
     short = short_ids(summary["id"] for summary in summaries)
     for entry in pooled["costliest_results"]:
         entry["session"] = short.get(entry["session"], entry["session"])
@@ -55,17 +64,40 @@ def _weight(value: float) -> str:
     return f"{value:,.0f}"
 
 
+DOLLARS_RULE = ("a weighted token priced at the list price of fresh input for the session's model (the weights "
+                "are Anthropic's ratios of its cache and output prices to fresh input's)")
+
+
+def _dollars(args: argparse.Namespace):
+    """A session's dollars per weighted token, and the price table; (None, None) with dollars off."""
+    from xshare.measure import prices
+
+    if not prices.dollars_enabled(getattr(args, "no_dollars", False)):
+        return None, None
+    table = prices.load(getattr(args, "prices", None))
+
+    def per_weight(summary: dict) -> float | None:
+        rates = table.rates(summary.get("model"))
+        return rates["input"] * prices.PER_TOKEN if rates else None
+
+    return per_weight, table
+
+
 def money_cell(line: dict) -> str | None:
-    """The place for a dollar figure beside a habit's weight: the price table (another change) fills it
-    in; until then there is none, and nothing is printed."""
-    return None
+    """The dollars beside a habit's weight, where the price table knows the sessions' models."""
+    if "cost_dollars" not in line:
+        return None
+    unpriced = line.get("sessions_unpriced") or 0
+    text = f"${line['cost_dollars']:,.2f} at list price"
+    return text + (f", {unpriced:,} session(s) not priced" if unpriced else "")
 
 
 def advice_text(pooled: dict, width: int | None) -> str:
     out = wrap(f"Habits over {pooled['sessions']:,} session(s) ({_lower(pooled['window'])}): weighted bill "
            f"{_weight(pooled['weighted_bill'])} (tokens weighed as fresh input 1, cache read 0.1, cache write 1.25 "
            "(5 min) or 2 (1 h), output 5). Savings overlap (exploration and subagent count the same reads); do "
-           "not add them up.", width) + [""]
+           "not add them up." + (f" Dollars: {pooled['dollars']['described']}, {pooled['dollars']['assumption']}."
+                                 if pooled.get("dollars") else ""), width) + [""]
     for number, line in enumerate(pooled["habits"], 1):
         money = money_cell(line)
         head = (f"{number}. {line['what']}: {line['events']:,} {line['events_are']} over {line['sessions_measured']:,} "

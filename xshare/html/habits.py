@@ -9,6 +9,8 @@ habit's sums and counted as unknown, with the reason: never added as 0.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xshare.html.analysis import (
     NARROW_TOKENS,
     SUMMARY_TOKENS,
@@ -81,7 +83,8 @@ def session_habits(data: SessionData, weights: dict[str, float] = WEIGHTS) -> di
     cannot be measured ({"unknown": why}); its weighted bill; its costliest exploration results."""
     usage = data.row.get("usage") or {}
     cached = _cache_used(usage)
-    summary: dict = {"id": data.row.get("id"), "agent": data.row.get("agent"), "weight": weighted(usage, weights)}
+    summary: dict = {"id": data.row.get("id"), "agent": data.row.get("agent"), "model": data.row.get("model"),
+                     "weight": weighted(usage, weights)}
     habits: dict[str, object] = {}
     if not data.per_call_usage:
         for name in ("turn boundary", "idle", "model switch", "compaction", "fresh session"):
@@ -145,15 +148,17 @@ def _all_results(data: SessionData) -> list[tuple[int, int]]:
 # --- pooled over sessions --------------------------------------------------------------------------
 
 
-def pool(summaries: list[dict]) -> dict:
+def pool(summaries: list[dict], dollars_per_weight: Callable[[dict], float | None] | None = None) -> dict:
     """Many sessions' habits: per habit its events, cost, saving (weighted), share of the weighted bill, the
     sessions it was measured in and those it could not be (by reason); sorted by cost, those that cost
-    nothing apart; the costliest exploration results across sessions."""
+    nothing apart; the costliest exploration results across sessions. With `dollars_per_weight` (a session's
+    dollars for one weighted token, or None where its model has no price) each line also has its dollars,
+    over the sessions that could be priced."""
     bill = sum(summary["weight"] for summary in summaries)
     lines = []
     for name, (noun, what, change, assumption) in HABITS.items():
-        events = measured = 0
-        cost = saving = 0.0
+        events = measured = unpriced = 0
+        cost = saving = cost_dollars = saving_dollars = 0.0
         unknown: dict[str, dict[str, int]] = {}  # by reason, then agent
         for summary in summaries:
             value = summary["habits"].get(name)
@@ -165,11 +170,18 @@ def pool(summaries: list[dict]) -> dict:
                 continue
             measured += 1
             events, cost, saving = events + value[0], cost + value[1], saving + value[2]
+            rate = dollars_per_weight(summary) if dollars_per_weight else None
+            if rate is None:
+                unpriced += 1 if value[1] > 0 else 0
+            else:
+                cost_dollars, saving_dollars = cost_dollars + value[1] * rate, saving_dollars + value[2] * rate
         lines.append({"habit": name, "what": what, "events_are": noun, "change": change, "assumption": assumption,
                       "events": events, "cost_weight": round(cost, 1), "saving_weight": round(saving, 1),
                       "share_of_weighted_bill": cost / bill if bill > 0 and measured else None,
                       "saving_share_of_weighted_bill": saving / bill if bill > 0 and measured else None,
-                      "sessions_measured": measured, "sessions_unknown": unknown})
+                      "sessions_measured": measured, "sessions_unknown": unknown,
+                      **({"cost_dollars": round(cost_dollars, 2), "saving_dollars": round(saving_dollars, 2),
+                          "sessions_unpriced": unpriced} if dollars_per_weight else {})})
     lines.sort(key=lambda line: -line["cost_weight"])
     top = sorted(([*entry, summary["id"]] for summary in summaries for entry in summary.get("top", [])),
                  key=lambda entry: -entry[1] * entry[2])[:TOP_KEPT]
