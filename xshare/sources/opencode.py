@@ -45,8 +45,9 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
+from xshare.measure.timestamps import stamp
 from xshare.sources import same_file, unseen
-from xshare.sources.agent_common import Replay, as_text, iso_time, parse_json
+from xshare.sources.agent_common import Replay, as_text, parse_json
 from xshare.sources.sqlite import Unreadable, is_locked, open_database
 from xshare.state.paths import home as user_home
 
@@ -197,7 +198,7 @@ def _read(connection: sqlite3.Connection, count: Callable[[str], int], tokenizer
         for message_id, data in messages.get(session_id, []):
             session.message(data, parts.get(message_id, []))
         session.replay.seen(updated)
-        started = iso_time(created)
+        started = stamp(created)
         if started:
             session.replay.ledger.first_seen = started  # the session's own start places it in a window
         row = session.replay.row(str(session_id), "subagent" if parent else "interactive", tokenizer,
