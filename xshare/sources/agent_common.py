@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from xshare.measure.agent_tools import explain_tool
 from xshare.measure.ledger import FIRST_CALL, Ledger, session_row
 from xshare.measure.plausible import call_counts
-from xshare.measure.timestamps import refused, stamp
+from xshare.measure.timestamps import refused
 from xshare.state.store import dumps, loads
 
 USAGE_UNKNOWN = "usage_unknown"  # row field: why the agent's records hold no token usage
@@ -68,12 +68,6 @@ def content_text(content: object) -> str:
                     break
     return "\n".join(found)
 
-
-def iso_time(value: object) -> str | None:
-    """A record's time in the stored form (ISO-8601 UTC text ending in Z, which sorts as text): ISO text
-    with any offset, epoch seconds or milliseconds (numbers, or digits in text); None when it cannot be
-    read or is implausible (xshare.measure.timestamps), never an exception."""
-    return stamp(value)
 
 
 class Replay:

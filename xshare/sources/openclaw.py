@@ -86,7 +86,7 @@ def discover(homes: list[Path]) -> list[Path]:
         for path in sorted(home.glob("agents/*/sessions/*.jsonl*")):
             if path.name.endswith(".jsonl") or any(mark in path.name for mark in ROTATED):
                 found.append(path)
-        found += sorted(path for path in home.glob(f"agents/*/agent/{DATABASE_NAME}") if path.is_file())
+        found += sorted(home.glob(f"agents/*/agent/{DATABASE_NAME}"))
     return same_file.unique_files(found)  # a file reached twice (a symlinked home, a hard link) is read once
 
 

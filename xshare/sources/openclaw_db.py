@@ -24,7 +24,7 @@ from pathlib import Path
 
 from xshare.sources import unzstd
 from xshare.sources.agent_common import parse_json
-from xshare.sources.sqlite import Unreadable, is_locked, open_database
+from xshare.sources.sqlite import Unreadable, is_locked, open_database, table_columns
 
 DATABASE_NAME = "openclaw-agent.sqlite"
 NOT_OPENCLAW = "OpenClaw databases without OpenClaw's transcript_events and session_windows tables, skipped"
@@ -41,10 +41,6 @@ class StoredSession:
     created: object = None  # epoch milliseconds
     updated: object = None
     entries: list = field(default_factory=list)
-
-
-def _columns(connection: sqlite3.Connection, table: str) -> set[str]:
-    return {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
 
 
 def _entries_of_rows(rows: list[tuple], problems: Counter) -> list | None:
@@ -92,11 +88,11 @@ def _cold_entries(archive: tuple, folder: Path, problems: Counter) -> list | Non
 
 
 def _sessions(connection: sqlite3.Connection, path: Path, problems: Counter) -> Iterator[StoredSession]:
-    if not {"session_id", "seq", "event_json"} <= _columns(connection, "transcript_events") or \
-            not {"session_id", "session_key"} <= _columns(connection, "session_windows"):
+    if not {"session_id", "seq", "event_json"} <= table_columns(connection, "transcript_events") or \
+            not {"session_id", "session_key"} <= table_columns(connection, "session_windows"):
         raise Unreadable(NOT_OPENCLAW)
-    packed = {"event_zstd", "event_utf8_bytes"} <= _columns(connection, "transcript_events")
-    cold_columns = _columns(connection, "session_transcript_cold_archives")
+    packed = {"event_zstd", "event_utf8_bytes"} <= table_columns(connection, "transcript_events")
+    cold_columns = table_columns(connection, "session_transcript_cold_archives")
     windows = connection.execute("SELECT session_id, session_key, created_at, updated_at FROM session_windows "
                                  "ORDER BY created_at, session_id").fetchall()
     known = {row[0] for row in windows}

@@ -45,9 +45,10 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
+from xshare.measure.timestamps import stamp
 from xshare.sources import same_file, unseen
-from xshare.sources.agent_common import Replay, as_text, iso_time, parse_json
-from xshare.sources.sqlite import Unreadable, is_locked, open_database
+from xshare.sources.agent_common import Replay, as_text, parse_json
+from xshare.sources.sqlite import Unreadable, is_locked, open_database, table_columns
 from xshare.state.paths import home as user_home
 
 AGENT = "opencode"
@@ -160,18 +161,14 @@ def _end(part: dict) -> object:
     return time.get("end") if isinstance(time, dict) else None
 
 
-def _columns(connection: sqlite3.Connection, table: str) -> set[str]:
-    return {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
-
-
 def _read(connection: sqlite3.Connection, count: Callable[[str], int], tokenizer: str, problems: Counter,
           ledgers: dict | None) -> list[dict]:
     wanted = {"session": {"id", "parent_id", "time_created", "time_updated"},
               "message": {"id", "session_id", "data"}, "part": {"id", "message_id", "data"}}
     for table, columns in wanted.items():
-        if not columns <= _columns(connection, table):
+        if not columns <= table_columns(connection, table):
             raise Unreadable("OpenCode databases without OpenCode's session, message and part tables, skipped")
-    title = "title" if "title" in _columns(connection, "session") else "NULL"
+    title = "title" if "title" in table_columns(connection, "session") else "NULL"
     connection.execute("BEGIN")  # one snapshot for the three queries
     try:
         sessions = connection.execute(f"SELECT id, parent_id, time_created, time_updated, {title} FROM session"
@@ -197,7 +194,7 @@ def _read(connection: sqlite3.Connection, count: Callable[[str], int], tokenizer
         for message_id, data in messages.get(session_id, []):
             session.message(data, parts.get(message_id, []))
         session.replay.seen(updated)
-        started = iso_time(created)
+        started = stamp(created)
         if started:
             session.replay.ledger.first_seen = started  # the session's own start places it in a window
         row = session.replay.row(str(session_id), "subagent" if parent else "interactive", tokenizer,

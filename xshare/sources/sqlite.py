@@ -114,6 +114,11 @@ def is_locked(error: sqlite3.Error) -> bool:
     return "locked" in text or "busy" in text
 
 
+def table_columns(connection: sqlite3.Connection, table: str) -> set[str]:
+    """The names of a table's columns (none when it has no such table)."""
+    return {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
+
+
 def tables(path: Path) -> set[str]:
     """The tables a SQLite file holds, read without writing or creating anything (immutable: its schema
     only, to tell whose database it is); empty when it is not a readable database."""

@@ -44,7 +44,7 @@ from xshare.sources.agent_common import number, parse_json
 from xshare.sources.hermes.review import background_reviews
 from xshare.sources.hermes.text import is_summary, message_text, sent_text, tool_calls
 from xshare.sources.hermes.usage import add_unrecorded, read_auxiliary
-from xshare.sources.sqlite import Unreadable, is_locked, open_database
+from xshare.sources.sqlite import Unreadable, is_locked, open_database, table_columns
 from xshare.state.paths import home as user_home
 from xshare.text import safe_label
 
@@ -82,10 +82,6 @@ def default_databases() -> list[Path]:
     found = [Path(explicit).expanduser() / "state.db"] if explicit else [home / "state.db"] if home else []
     found += sorted((home / "profiles").glob("*/state.db")) if home else []
     return same_file.unique_files(found)
-
-
-def _columns(connection: sqlite3.Connection, table: str) -> set[str]:
-    return {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
 
 
 def _select(available: set[str], wanted: tuple[str, ...]) -> str:
@@ -374,8 +370,8 @@ def _read(
     only: str | None,
     ledgers: dict | None = None,
 ) -> list[dict]:
-    session_columns = _columns(connection, "sessions")
-    message_columns = _columns(connection, "messages")
+    session_columns = table_columns(connection, "sessions")
+    message_columns = table_columns(connection, "messages")
     if not {"id", "source"} <= session_columns or not {"session_id", "role"} <= message_columns:
         raise Unreadable("Hermes databases without Hermes's sessions and messages tables, skipped")
     connection.execute("BEGIN")  # one snapshot for every query below

@@ -17,6 +17,7 @@ from collections import Counter
 
 from xshare.measure.ledger import OVERHEAD, set_shares
 from xshare.measure.plausible import MAX_CALLS, count, session_counts
+from xshare.sources.sqlite import table_columns
 from xshare.text import safe_label
 
 TABLE = "session_model_usage"
@@ -32,7 +33,7 @@ def read_auxiliary(connection: sqlite3.Connection, problems: Counter) -> dict[st
     """session id -> task -> summed counts of its auxiliary rows; {} for databases without the table or
     without its `task` column (before schema 22 every row there was main loop). A row with an impossible
     count (xshare/measure/plausible.py) is skipped and counted in `problems`."""
-    columns = {row[1] for row in connection.execute(f"PRAGMA table_info({TABLE})")}
+    columns = table_columns(connection, TABLE)
     wanted = ("api_call_count", *_PROMPT_COLUMNS, "output_tokens")
     if not {"session_id", "task"} <= columns:
         return {}
