@@ -148,6 +148,14 @@ def test_the_hot_paths_import_little(module):
     assert [name for name in loaded if name.startswith(HEAVY)] == []
 
 
+def test_the_status_line_does_not_load_typing():
+    """typing costs a few milliseconds of every refresh: the status line names its types for the checker only."""
+    code = (f"import sys; sys.path.insert(0, {str(REPO)!r}); import xshare.live.statusline; "
+            "print('typing' in sys.modules)")
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.split() == ["False"], done
+
+
 def test_the_fields_alone_for_another_status_line_import_little(tmp_path: Path):
     """`statusline.py --fields` (what a ccstatusline or claude-powerline widget runs) renders, after every
     message, on the status line's own path: nothing heavy loaded while it reads a summary and prints."""

@@ -2,9 +2,9 @@
 
 It never loads a tokenizer and never reads transcript history: one small JSON file and one stat. Run
 as `python3 -I -S xshare/statusline.py` (the entry point that runs this) with Claude Code's status-line JSON on
-stdin; it imports only the standard library, xshare.state.paths and xshare.state.private, so a refresh costs
-little more than starting Python. On any
-problem it prints a short fallback and exits 0 (an empty line or an error blanks the status line).
+stdin; it imports only the standard library (not typing), xshare.state, xshare.text and live/catch_up.py, so a
+refresh costs little more than starting Python. On any problem it prints a short fallback and exits 0 (an empty
+line or an error blanks the status line).
 """
 
 from __future__ import annotations
@@ -15,10 +15,13 @@ import re  # json imports it already: free
 import sys
 
 from xshare.live.catch_up import kick
-from xshare.live.summary import LiveSummary
 from xshare.state.paths import line_file
 from xshare.state.private import read_regular, writable
 from xshare.text import columns_set, pct, usage_kinds
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without loading typing (a few ms of every refresh); checkers see True
+if TYPE_CHECKING:
+    from xshare.live.summary import LiveSummary
 
 DEFAULT_FORMAT = "explore {context} of context · {bill} of bill · calib {calib} · {calls} calls{window}{behind}"
 # the second line: what to act on (a rebuild just caused, a /compact that pays), then what fills the context

@@ -14,11 +14,14 @@ import errno
 import os
 import stat
 import sys
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import BinaryIO
 
 from xshare.state.paths import home, state_dir
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without loading typing: the status line imports this module
+if TYPE_CHECKING:  # annotations only
+    from collections.abc import Callable, Iterator
+    from typing import BinaryIO
 
 FOLDER_MODE = 0o700
 FILE_MODE = 0o600
