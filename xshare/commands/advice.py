@@ -12,7 +12,7 @@ import argparse
 import sys
 from collections import Counter
 
-from xshare.commands.common import looking, print_json, say
+from xshare.commands.common import looking, price_table, print_json, say
 from xshare.text import output_width, pct, printable_lines, table, wrap
 
 
@@ -72,9 +72,9 @@ def _dollars(args: argparse.Namespace):
     """A session's dollars per weighted token, and the price table; (None, None) with dollars off."""
     from xshare.measure import prices
 
-    if not prices.dollars_enabled(getattr(args, "no_dollars", False)):
+    table = price_table(args)
+    if table is None:
         return None, None
-    table = prices.load(getattr(args, "prices", None))
 
     def per_weight(summary: dict) -> float | None:
         rates = table.rates(summary.get("model"))

@@ -53,6 +53,16 @@ def window_from(args: argparse.Namespace):
         return None
 
 
+def price_table(args: argparse.Namespace):
+    """The list prices the flags ask for (--prices laid over the shipped table), or None when dollars are
+    turned off (--no-dollars, XSHARE_DOLLARS); measure.prices.PriceError for a --prices file xshare cannot use."""
+    from xshare.measure import prices
+
+    if not prices.dollars_enabled(getattr(args, "no_dollars", False)):
+        return None
+    return prices.load(getattr(args, "prices", None))
+
+
 def tokenizer_choice(args: argparse.Namespace) -> TokenizerChoice:
     from xshare.measure import tokens as tokenizers
 

@@ -9,7 +9,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from xshare.commands.common import looking, print_json, report_problems, say, window_from
+from xshare.commands.common import looking, price_table, print_json, report_problems, say, window_from
 from xshare.text import output_width, printable, printable_lines
 
 
@@ -88,12 +88,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def _dollar_sums(args: argparse.Namespace):
     """The report's dollar sums at list price (None when dollars are turned off); PriceError on a bad file."""
-    from xshare.measure.prices import dollars_enabled, load
     from xshare.report.dollars import DollarSums
 
-    if not dollars_enabled(getattr(args, "no_dollars", False)):
-        return None
-    return DollarSums(load(getattr(args, "prices", None)))
+    table = price_table(args)
+    return None if table is None else DollarSums(table)
 
 
 def _priced(rows, dollars):

@@ -29,7 +29,8 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     subagents = len(rows) - len(listed)
     shown = listed[:args.limit] if args.limit else listed
     names = project_names(looking(args, measured.tokenizer, window.since))
-    entries = [_entry(row, names, short_ids(row["id"] for _, row in measured.rows.pairs())) for row in shown]
+    short = short_ids(row["id"] for _, row in measured.rows.pairs())  # once: every measured id, not per entry
+    entries = [_entry(row, names, short) for row in shown]
     if args.json:
         print_json({"window": window.describe(), "sessions_in_window": len(listed), "shown": len(entries),
                     "subagent_sessions_not_listed": subagents, "sessions": entries})
