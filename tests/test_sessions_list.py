@@ -77,6 +77,17 @@ def test_a_named_folder_that_is_not_there_is_a_warning(tmp_path, capsys, monkeyp
     assert json.loads(out)["groups"].keys() == {"codex/interactive"}
 
 
+@pytest.mark.parametrize("command", ["sessions", "advice"])
+def test_a_command_that_looks_twice_warns_once(tmp_path, capsys, command):
+    """sessions and advice look at the named places a second time (project names, detail): one warning."""
+    codex_home = tmp_path / "codex"
+    codex_session(codex_home / "sessions" / "2026" / "03" / "02")
+    code = main([command, "--all", "--estimate", "--codex-home", str(codex_home),
+                 "--gemini-home", str(tmp_path / "typo")])
+    err = capsys.readouterr().err
+    assert code == 0 and err.count("--gemini-home") == 1, err
+
+
 def test_agents_not_named_are_not_read_from_their_defaults(tmp_path, capsys, monkeypatch):
     """A Claude Code session in the default home must not reach a report on a named Codex home."""
     from xshare.demo.corpus import write_demo_corpus

@@ -33,8 +33,8 @@ def cmd_advice(args: argparse.Namespace) -> int:
         return 2
     window, measured, rows = found
     # the same files the report pass just read, by the same reader: their problems were said already
-    summaries = habit_summaries(looking(args, measured.tokenizer, window.since), {row["id"] for row in rows},
-                                measured.copied, Counter())
+    again = looking(args, measured.tokenizer, window.since, warn=False)
+    summaries = habit_summaries(again, {row["id"] for row in rows}, measured.copied, Counter())
     missing = len(rows) - len(summaries)
     if missing:
         say(f"{missing:,} session(s) in the window could not be read again in detail; advice leaves them out")

@@ -69,16 +69,19 @@ def tokenizer_choice(args: argparse.Namespace) -> TokenizerChoice:
     return tokenizers.choose(estimate=args.estimate, vocab=args.vocab, remember=not args.no_cache)
 
 
-def looking(args: argparse.Namespace, choice: TokenizerChoice | None = None, since: datetime | None = None):
+def looking(args: argparse.Namespace, choice: TokenizerChoice | None = None, since: datetime | None = None,
+            warn: bool = True):
     """Where to look for each agent's sessions (its flag, by agent) and how to count: the typed options
-    the registry's adapters take (never the Namespace)."""
+    the registry's adapters take (never the Namespace). `warn=False` for a command's second look at the
+    same places: their warnings were said at the first."""
     from xshare.sessions.registry import REGISTRY
     from xshare.sources.adapter import Looking
 
     homes = {adapter.agent: getattr(args, adapter.flag, None) for adapter in REGISTRY}
     if any(given is not None for given in homes.values()):  # a report on named folders is on those alone
         homes = {agent: [] if given is None else given for agent, given in homes.items()}
-        _warn_named(homes)
+        if warn:
+            _warn_named(homes)
     return Looking(homes, choice or tokenizer_choice(args), since, not args.no_cache)
 
 

@@ -151,7 +151,7 @@ def _outside_window(args: argparse.Namespace, window, measured) -> list[str]:
 
     if window.since is not None:
         with _quiet_stderr():  # their problems were said, or are outside the window
-            measured = measure(looking(args))
+            measured = measure(looking(args, warn=False))
     starts = [row.get("started_at") for _, row in measured.rows.pairs()]
     return outside_window(window, starts, datetime.now(timezone.utc))
 

@@ -28,7 +28,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
                     key=lambda row: row.get("started_at") or "", reverse=True)
     subagents = len(rows) - len(listed)
     shown = listed[:args.limit] if args.limit else listed
-    names = project_names(looking(args, measured.tokenizer, window.since))
+    names = project_names(looking(args, measured.tokenizer, window.since, warn=False))
     short = short_ids(row["id"] for _, row in measured.rows.pairs())  # once: every measured id, not per entry
     entries = [_entry(row, names, short) for row in shown]
     if args.json:
