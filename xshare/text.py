@@ -14,7 +14,6 @@ import json
 import os
 import re
 import sys
-import textwrap
 from collections.abc import Callable
 
 # C0 and C1 controls, DEL, and the format characters that reorder or hide text (bidi overrides, zero
@@ -88,6 +87,8 @@ def wrap(text: str, width: int | None, indent: str = "") -> list[str]:
     one line when there is no width to fit."""
     if not width:
         return [text]
+    import textwrap  # here, not at the top: the status line imports this module on every refresh
+
     return textwrap.wrap(text, max(width, 20), subsequent_indent=indent, break_on_hyphens=False,
                          break_long_words=False) or [""]
 
@@ -117,6 +118,8 @@ def _wide_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[st
 
 def _stacked_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
     """Each label on a line of its own, the figures under headers broken into words."""
+    import textwrap  # as in wrap(): kept off the status line's imports
+
     titles = [textwrap.wrap(title, max([len(row[index]) for row in rows] + [max(map(len, title.split())),
                                                                               len(title) // 2 + 1]))
               for index, title in enumerate(header[1:], 1)]  # about two lines a header, never a word broken
