@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from report_speed import DEFAULT_CORPUS, build_big, jsonl_bytes, roots_of  # noqa: E402
+from history import DEFAULT_CORPUS, build_big, jsonl_bytes, roots_of  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -67,7 +67,9 @@ def ccusage_wall(ccusage: str | None, env: dict) -> float | None:
     return time.perf_counter() - started if done.returncode == 0 else None
 
 
-def one_run(roots: list[Path], args: argparse.Namespace) -> dict:
+def one_run(roots: list[Path], ccusage: str | None, cold: bool = True) -> dict:
+    """One fresh user's machine: the background pass, the first report after it, a warm one, (a cold one
+    with no pass before it,) and ccusage's wall: (wall, CPU, peak MB) of each, ccusage's wall alone."""
     slash = [sys.executable, "-m", "xshare", "slash", "--", "--all"]
     with tempfile.TemporaryDirectory() as folder:
         home, state = Path(folder) / "home", Path(folder) / "state"
@@ -78,10 +80,10 @@ def one_run(roots: list[Path], args: argparse.Namespace) -> dict:
             sys.exit(f"the background pass did not finish: {(state / 'logs' / 'hook.log').read_text()[-2000:]}")
         found["first"] = measured(slash, env)
         found["warm"] = measured(slash, env)
-        if not args.no_cold:
+        if cold:
             shutil.rmtree(state)
             found["cold"] = measured(slash, env)
-        found["ccusage"] = ccusage_wall(args.ccusage, env)
+        found["ccusage"] = ccusage_wall(ccusage, env)
     return found
 
 
@@ -100,7 +102,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="xshare-big-") as folder:
         roots = build_big(roots_of(args.corpus), Path(folder), args.big_gb)
         size_gb = jsonl_bytes(roots) / 1e9
-        runs = [one_run(roots, args) for _ in range(args.runs)]
+        runs = [one_run(roots, args.ccusage, not args.no_cold) for _ in range(args.runs)]
     theirs = [run["ccusage"] for run in runs]
     ccusage = statistics.median(theirs) if None not in theirs else None
     print(f"history {size_gb:.2f} GB of Claude Code transcripts; {args.runs} run(s), medians")

@@ -14,10 +14,15 @@ Measured in one run, on one corpus (default ../shared/corpus/claude, every root)
   - the fast counter (fastokens, xshare[fast]; bench/counter_crossover.py): its crossover, and cold reports
     counted by tiktoken and by fastokens ($XSHARE_COUNTER), on the corpus and on the big history;
   - the parallel efficiency: a cold report on one core (taskset) against one on all the cores given;
-  - with --big-gb N (default 1.2; 0 skips): a history of N GB made of the corpus's files copied under
-    new names into a temporary folder, cold exact report vs ccusage and its peak memory.
-Goals (issues 11, 24): cold >= 0.8 x the limit, cold CPU <= 4x ccusage's, --estimate >= 100 MB/s,
-warm < 0.5 s, peak < 400 MB throughout.
+  - with --big-gb N (default 1.2; 0 skips), the issue's yardstick: a history of N GB made of the corpus's files
+    copied under new names into a temporary folder (texts repeat across copies, a best case for counting):
+    cold exact reports vs ccusage (CPU), counts known, and the first report after install: the plugin's
+    background pass (bench/background_speed.py), then the first `/exploration-share`, against ccusage's wall;
+    then a history as big whose copies share no text (each text marked per copy): cold exact vs ccusage;
+  - a summary of every goal, met or not.
+Goals (issues 11, 24): cold >= 0.8 x the limit, cold CPU <= 4x ccusage's on the big history (on the corpus alone
+loading the tokenizer is a fixed cost near ccusage's whole run), first report after install <= 1x ccusage's wall,
+--estimate >= 100 MB/s, warm < 0.5 s, peak < 400 MB throughout.
 
     python bench/report_speed.py [--corpus DIR] [--runs N] [--ccusage PATH] [--big-gb N]
 """
@@ -26,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -35,9 +39,8 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "claude"
-DEFAULT_VOCAB = REPO.parent / "shared" / "vocab" / "o200k_base.tiktoken"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from history import DEFAULT_CORPUS, DEFAULT_VOCAB, build_big, jsonl_bytes, roots_of, spread  # noqa: E402
 
 # Runs one command and prints the peak RSS (KB) of any one process it started, its exit code and the CPU
 # seconds (user + system) of all of them.
@@ -48,16 +51,7 @@ _PEAK = (
     "print(used.ru_maxrss, code, used.ru_utime + used.ru_stime)\n"
 )
 CPU: dict[str, list[float]] = {}  # the CPU seconds of the runs, by what was run (cold, ccusage, ...)
-
-
-def roots_of(corpus: Path) -> list[Path]:
-    if (corpus / "projects").is_dir():
-        return [corpus]
-    return sorted(path for path in corpus.iterdir() if (path / "projects").is_dir())
-
-
-def jsonl_bytes(roots: list[Path]) -> int:
-    return sum(path.stat().st_size for root in roots for path in (root / "projects").rglob("*.jsonl"))
+GOALS: list[tuple[str, float, float, str, bool]] = []  # what, measured, bound, unit, whether at least
 
 
 def tokenizer_limit(roots: list[Path]) -> tuple[float, int, int, float]:
@@ -87,6 +81,24 @@ def tokenizer_limit(roots: list[Path]) -> tuple[float, int, int, float]:
     elapsed = time.perf_counter() - started
     size = sum(len(text.encode("utf-8", "surrogatepass")) for text in texts.values())
     return elapsed, len(texts), size, parse
+
+
+_LOAD = (
+    "import time\n"
+    "from xshare.measure import tokens\n"
+    "counter = tokens.Counter(tokens.choose(remember=False))\n"
+    "started = time.process_time()\n"
+    "counter.load()\n"
+    "print(time.process_time() - started)\n"
+)
+
+
+def tokenizer_load_cpu() -> float:
+    """CPU seconds of loading tiktoken's o200k_base as a first report does (no parsed vocabulary kept yet)."""
+    with tempfile.TemporaryDirectory() as home:
+        done = subprocess.run([sys.executable, "-c", _LOAD], env={**os.environ, "XSHARE_HOME": home},
+                              capture_output=True, text=True, check=True)
+    return float(done.stdout)
 
 
 def run_report(roots: list[Path], home: Path, *extra: str, counter: str = "", cores: str = "",
@@ -159,57 +171,66 @@ def run_ccusage(ccusage: str | None, roots: list[Path], label: str = "ccusage") 
     return elapsed
 
 
-_SESSION_NAME = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|agent-")
+def big_history(args: argparse.Namespace, roots: list[Path], ccusage: str | None) -> int:
+    """The issue's yardstick: a history of --big-gb GB, cold exact report and ccusage side by side (the CPU
+    goal), counts known, the first report after the background pass; then the same size with no text
+    repeated across copies. The peak memory (MB)."""
+    import background_speed  # beside this file
 
-
-def renamed(part: str, copy: int) -> str:
-    """A session's file and folder (<uuid>.jsonl, <uuid>/, agent-*.jsonl) with the copy's number after
-    the name, so a copy is a session of its own and a subagent still belongs to its session's copy."""
-    if not _SESSION_NAME.match(part):
-        return part
-    stem, dot, suffix = part.partition(".")
-    return f"{stem}-c{copy}{dot}{suffix}"
-
-
-def build_big(roots: list[Path], target: Path, size_gb: float) -> list[Path]:
-    """A history of about size_gb made of the corpus's transcripts copied under new names (copy n of
-    every file gets its own session id, so nothing is de-duplicated away)."""
-    files = [path for root in roots for path in (root / "projects").rglob("*.jsonl")]
-    written, copy = 0, 0
-    while written < size_gb * 1e9:
-        for path in files:
-            relative = path.relative_to(next(root for root in roots if root in path.parents))
-            out = target / f"copy{copy}" / Path(*(renamed(part, copy) for part in relative.parts))
-            out.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, out)
-            written += out.stat().st_size
-        copy += 1
-    return sorted(target.iterdir())
-
-
-def big_history(args: argparse.Namespace, roots: list[Path], ccusage: str | None) -> None:
     with tempfile.TemporaryDirectory(prefix="xshare-big-") as folder:
         big_roots = build_big(roots, Path(folder), args.big_gb)
-        size_mb = jsonl_bytes(big_roots) / 1e6
-        with tempfile.TemporaryDirectory() as home:
-            seconds, peak = run_report(big_roots, Path(home), "--no-cache", label="big cold")
-        theirs = run_ccusage(ccusage, big_roots, "big ccusage")
-        versus = (f"; ccusage daily {theirs:.2f} s wall, {CPU['big ccusage'][-1]:.2f} s CPU, peak "
-                  f"{CPU['big ccusage peak'][-1]:.0f} MB; CPU {CPU['big cold'][-1] / CPU['big ccusage'][-1]:.1f}x "
-                  f"ccusage's (goal <= 4x)") if theirs else "; ccusage is not installed here"
-        print(f"big     {size_mb / 1e3:.2f} GB history: cold exact {seconds:.1f} s = {size_mb / seconds:.0f} MB/s, "
-              f"{CPU['big cold'][-1]:.1f} s CPU{versus}; peak {peak} MB (goal < 400 MB)")
+        peak, theirs = big_cold(args.runs, big_roots, ccusage, "copies")
         from xshare.measure import tokens
         if tokens.fast_installed():
-            compare_counters(1, big_roots, "big    ")
+            peak = max(peak, compare_counters(1, big_roots, "big    "))
         with tempfile.TemporaryDirectory() as home:
             known, known_peak, stored = known_counts(big_roots, Path(home))
+        size_mb = jsonl_bytes(big_roots) / 1e6
         print(f"big     cold rows, counts known: {known:.1f} s = {size_mb / known:.0f} MB/s; peak {known_peak} MB; "
               f"count store {stored / 1e6:.2f} MB")
+        first = background_speed.one_run(big_roots, ccusage, cold=False)
+    wall, cpu, pass_peak = first["pass"]
+    print(f"install background pass after install (nice 19, idle I/O, one worker), nothing competing: wall {wall:.1f} "
+          f"s, CPU {cpu:.1f} s, peak {pass_peak} MB")
+    wall, cpu, first_peak = first["first"]
+    print(f"install first /exploration-share after it: wall {wall:.2f} s, CPU {cpu:.2f} s, peak {first_peak} MB"
+          + (f"; / ccusage wall {wall / theirs:.2f}" if theirs else ""))
+    if theirs:
+        goal("first report after install / ccusage wall, big history", wall / theirs, 1.0, "x")
+    with tempfile.TemporaryDirectory(prefix="xshare-big-") as folder:
+        distinct_peak, _ = big_cold(args.runs, build_big(roots, Path(folder), args.big_gb, distinct=True), ccusage,
+                                    "distinct texts")
+    return max(peak, known_peak, pass_peak, first_peak, distinct_peak)
 
 
-def spread(values: list[float]) -> str:
-    return f"median {statistics.median(values):.2f} s (min {min(values):.2f}, max {max(values):.2f})"
+def big_cold(runs: int, big_roots: list[Path], ccusage: str | None, kind: str) -> tuple[int, float | None]:
+    """Cold exact reports and ccusage over one big history: the reports' peak (MB), ccusage's median wall."""
+    size_mb = jsonl_bytes(big_roots) / 1e6
+    cold, peak = timed(runs, big_roots, "--no-cache", label=f"big cold {kind}")
+    mine = statistics.median(CPU[f"big cold {kind}"])
+    print(f"big     {size_mb / 1e3:.2f} GB history ({kind}): cold exact {spread(cold)} = "
+          f"{size_mb / statistics.median(cold):.0f} MB/s, {mine:.1f} s CPU; peak {peak} MB")
+    theirs = [run_ccusage(ccusage, big_roots, f"big ccusage {kind}") for _ in range(runs)]
+    if None in theirs:
+        return peak, None
+    cpu = statistics.median(CPU[f"big ccusage {kind}"])
+    print(f"big     ccusage daily --offline ({kind}): {spread(theirs)}, {cpu:.2f} s CPU, peak "
+          f"{max(CPU[f'big ccusage {kind} peak']):.0f} MB; cold exact CPU {mine / cpu:.1f}x ccusage's")
+    goal(f"cold exact CPU / ccusage CPU, big history ({kind})", mine / cpu, 4.0, "x")
+    return peak, statistics.median(theirs)
+
+
+def goal(what: str, measured: float, bound: float, unit: str, at_least: bool = False) -> None:
+    """A goal of the issues (at most `bound`, or at least), for the summary at the end."""
+    GOALS.append((what, measured, bound, unit, at_least))
+
+
+def summary() -> None:
+    print("goals   (issues 11 and 24)")
+    for what, measured, bound, unit, at_least in GOALS:
+        met = measured >= bound if at_least else measured <= bound
+        print(f"  {'met' if met else 'NOT met':7} {what}: {measured:.3g}{unit} "
+              f"(goal {'>=' if at_least else '<='} {bound:g}{unit})")
 
 
 def main() -> None:
@@ -239,19 +260,23 @@ def main() -> None:
     cold_rate = size_mb / statistics.median(cold)
     print(f"cold    o200k_base: {spread(cold)} = {cold_rate:.1f} MB/s = {cold_rate / limit:.2f} x the limit "
           f"(goal >= 0.80); peak {cold_peak} MB")
+    goal("cold exact report / the tokenizer's limit, corpus", cold_rate / limit, 0.8, "x", at_least=True)
     theirs = [run_ccusage(args.ccusage, roots) for _ in range(args.runs)]
     if None in theirs:
         print("cold    ccusage daily --offline: not installed here (--ccusage PATH); no comparison")
     else:
         print(f"cold    ccusage daily --offline: {spread(theirs)}, peak {max(CPU['ccusage peak']):.0f} MB; "
               f"exact report / ccusage {statistics.median(cold) / statistics.median(theirs):.1f} (wall)")
-        print(f"cpu     cold exact {statistics.median(CPU['cold']):.2f} s of CPU, ccusage "
-              f"{statistics.median(CPU['ccusage']):.2f} s: "
-              f"{statistics.median(CPU['cold']) / statistics.median(CPU['ccusage']):.1f}x (goal <= 4x)")
+        theirs_cpu, load = statistics.median(CPU["ccusage"]), tokenizer_load_cpu()
+        print(f"cpu     cold exact {statistics.median(CPU['cold']):.2f} s of CPU, ccusage {theirs_cpu:.2f} s: "
+              f"{statistics.median(CPU['cold']) / theirs_cpu:.1f}x; loading the tokenizer alone takes {load:.2f} s "
+              f"({load / theirs_cpu:.1f}x ccusage's whole run), a fixed cost: the goal (<= 4x) is judged on the big "
+              f"history, the issue's yardstick")
 
     estimate, estimate_peak = timed(args.runs, roots, "--no-cache", "--estimate")
     estimate_rate = size_mb / statistics.median(estimate)
     print(f"cold    --estimate: {spread(estimate)} = {estimate_rate:.0f} MB/s (goal >= 100); peak {estimate_peak} MB")
+    goal("--estimate, corpus", estimate_rate, 100, " MB/s", at_least=True)
 
     known, known_peak, stored = timed_known(args.runs, roots)
     versus = "" if None in theirs else f"; / ccusage {statistics.median(known) / statistics.median(theirs):.1f}"
@@ -262,10 +287,13 @@ def main() -> None:
     warm, warm_peak = timed(args.runs, roots, warm=True)
     versus = "" if None in theirs else f"; / ccusage {statistics.median(warm) / statistics.median(theirs):.2f}"
     print(f"warm    cached re-run: {spread(warm)} (goal < 0.5 s){versus}; peak {warm_peak} MB")
+    goal("warm report, corpus", statistics.median(warm), 0.5, " s")
     peak = max(cold_peak, estimate_peak, known_peak, warm_peak, fast_counter(args, roots), parallel(args, roots))
-    print(f"memory  peak resident of any one process: {peak} MB (goal < 400 MB)")
     if args.big_gb > 0:
-        big_history(args, roots, args.ccusage)
+        peak = max(peak, big_history(args, roots, args.ccusage))
+    print(f"memory  peak resident of any one process, every run above: {peak} MB (goal < 400 MB)")
+    goal("peak memory of any one process", peak, 400, " MB")
+    summary()
 
 
 def fast_counter(args: argparse.Namespace, roots: list[Path]) -> int:

@@ -1,0 +1,69 @@
+"""The histories the speed benches measure: the corpus's Claude Code roots, and a big history made of them."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import statistics
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "claude"
+DEFAULT_VOCAB = REPO.parent / "shared" / "vocab" / "o200k_base.tiktoken"
+
+_SESSION_NAME = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|agent-")
+
+
+def roots_of(corpus: Path) -> list[Path]:
+    """The Claude Code roots (folders holding projects/) of a corpus, or the corpus itself if it is one."""
+    if (corpus / "projects").is_dir():
+        return [corpus]
+    return sorted(path for path in corpus.iterdir() if (path / "projects").is_dir())
+
+
+def jsonl_bytes(roots: list[Path]) -> int:
+    return sum(path.stat().st_size for root in roots for path in (root / "projects").rglob("*.jsonl"))
+
+
+def renamed(part: str, copy: int) -> str:
+    """A session's file and folder (<uuid>.jsonl, <uuid>/, agent-*.jsonl) with the copy's number after
+    the name, so a copy is a session of its own and a subagent still belongs to its session's copy."""
+    if not _SESSION_NAME.match(part):
+        return part
+    stem, dot, suffix = part.partition(".")
+    return f"{stem}-c{copy}{dot}{suffix}"
+
+
+def build_big(roots: list[Path], target: Path, size_gb: float, distinct: bool = False) -> list[Path]:
+    """A history of about size_gb made of the corpus's transcripts copied under new names (copy n of
+    every file gets its own session id, so nothing is de-duplicated away). Copies repeat the corpus's
+    texts, a best case for a first report, which counts each distinct text once; with `distinct`, every
+    copy after the first starts each text and tool output with its own mark, so no text repeats across
+    copies: a history as big with as much new text as the corpus has per byte."""
+    files = [path for root in roots for path in (root / "projects").rglob("*.jsonl")]
+    written, copy = 0, 0
+    while written < size_gb * 1e9:
+        for path in files:
+            relative = path.relative_to(next(root for root in roots if root in path.parents))
+            out = target / f"copy{copy}" / Path(*(renamed(part, copy) for part in relative.parts))
+            out.parent.mkdir(parents=True, exist_ok=True)
+            if distinct and copy:
+                out.write_bytes(marked(path.read_bytes(), copy))
+            else:
+                shutil.copyfile(path, out)
+            written += out.stat().st_size
+        copy += 1
+    return sorted(target.iterdir())
+
+
+def marked(data: bytes, copy: int) -> bytes:
+    """The transcript with `copy <n> ` at the start of every JSON string under a "text" or "content" key:
+    still valid JSON, every text new."""
+    mark = f"copy {copy} ".encode()
+    for key in (b'"text":"', b'"content":"', b'"text": "', b'"content": "'):
+        data = data.replace(key, key + mark)
+    return data
+
+
+def spread(values: list[float]) -> str:
+    return f"median {statistics.median(values):.2f} s (min {min(values):.2f}, max {max(values):.2f})"
