@@ -160,6 +160,20 @@ def test_the_parsed_ranks_are_cached_and_a_damaged_cache_is_rebuilt():
     assert len(first) == 199_998 and first[b"hello"] == 24912
 
 
+def test_the_parsed_ranks_are_tiktokens_own_parse_in_the_same_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The fast parse (binascii) against tiktoken's own (base64.b64decode per line), cache emptied first:
+    the same ranks, inserted in the same order, so the marshal cache holds the same bytes."""
+    from tiktoken.load import load_tiktoken_bpe
+
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "cache"))  # tiktoken keeps a copy there
+    tokens._ranks_cache().unlink(missing_ok=True)
+    parsed = tokens._ranks(tokens.PACKAGED_VOCAB)
+    plain = tmp_path / "o200k_base.tiktoken"
+    plain.write_bytes(gzip.decompress(tokens.PACKAGED_VOCAB.read_bytes()))
+    reference = load_tiktoken_bpe(str(plain))
+    assert list(parsed.items()) == list(reference.items())
+
+
 def test_without_tiktoken_the_count_is_an_estimate(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(tokens, "_tiktoken_installed", lambda: False)
     choice = tokens.choose()

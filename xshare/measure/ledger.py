@@ -152,18 +152,19 @@ class Ledger:
             self._remove(state, present.popleft())
         self.calls += 1
         self.prompt_billed += billed_prompt
-        billed = self.billed
+        billed, carried = self.billed, {}
         for category, tokens in state.sums.items():
             if tokens:
                 billed[category] += tokens
+                carried[category] = tokens
         billed[OVERHEAD] += overhead
+        carried[OVERHEAD] = overhead
         if usage:
             totals = self.usage
             for name, value in usage.items():
                 totals[name] += value
         if model:
             self.models[model] = self.models.get(model, 0) + 1
-        carried = {category: tokens for category, tokens in state.sums.items() if tokens} | {OVERHEAD: overhead}
         self.watch.call(billed_prompt, usage or {}, thread=thread, model=model, time=time,
                         carried_conversation=overhead + state.sums["conversation"], context=carried)
         if self.detail:

@@ -9,12 +9,12 @@ substitution or heredoc runs to the end of the text (and the lexer says it had t
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 _PLAIN = re.compile(r"[^\s|&;<>()'\"\\$`]+")
 _DQ_PLAIN = re.compile(r"[^\"\\$`]+")
 _MAX_DEPTH = 40  # deeper substitutions are not lexed: hostile input cannot exhaust the stack
 _OPERATORS = "&>> &> && || |& ;;& ;; ;& <<< <<- << <& <> >> >| >& | & ; < >".split()  # longest first
+_OPERATOR = re.compile("|".join(map(re.escape, _OPERATORS)))  # the first that matches: the longest
 # Reserved words are transparent: `if grep -q x f; then cat f; fi` is judged by grep and cat.
 KEYWORDS = frozenset("if then elif else fi for select in do done while until case esac ! { } ((".split())
 
@@ -30,12 +30,16 @@ class Tok:
         self.raw, self.subs = src[start:end] or text, subs if subs is not None else []
 
 
-@dataclass(slots=True)
 class _Word:
-    parts: list[str] = field(default_factory=list)
-    start: int = -1
-    subs: list[list[Tok]] = field(default_factory=list)  # token lists of the $(...), `...`, <(...) in it
-    quoted: bool = False
+    """A word being read (a plain class: one is made per word, and a dataclass's __init__ costs more)."""
+
+    __slots__ = ("parts", "start", "subs", "quoted")
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.start = -1
+        self.subs: list[list[Tok]] = []  # token lists of the $(...), `...`, <(...) in it
+        self.quoted = False
 
 
 class _Lexer:
@@ -68,7 +72,8 @@ class _Lexer:
             if c == "\\" and s.startswith("\\\n", i):  # line continuation: dropped
                 self.i += 2
             elif c in " \t\r\n":
-                w = self._flush(w, out)
+                if w.start >= 0:
+                    w = self._flush(w, out)
                 self.i += 1
                 if c == "\n":
                     out.append(Tok("op", "\n"))
@@ -95,7 +100,7 @@ class _Lexer:
                     self.i += 1
                     out.append(Tok("op", "("))
                 else:
-                    op = next(o for o in _OPERATORS if s.startswith(o, i))
+                    op = _OPERATOR.match(s, i).group()  # c is one of | & ; < >: one always matches
                     self.i += len(op)
                     redirect = c in "<>" or op.startswith("&>")
                     out.append(Tok("r" if redirect else "op", op, s, start, self.i))

@@ -310,7 +310,7 @@ def _ranks(vocab: Path) -> dict[bytes, int]:
     """The vocabulary's token ranks, after checking its hash. Parsing the text takes ~0.5 s, which the
     hook would pay on every call, so the parsed ranks are kept in xshare's state directory in marshal
     form, keyed by the vocabulary's hash and this Python's version."""
-    import base64  # only when the parsed vocabulary is not cached yet
+    import binascii  # only when the parsed vocabulary is not cached yet
     import marshal
 
     lines = _checked_lines(vocab)
@@ -322,10 +322,11 @@ def _ranks(vocab: Path) -> dict[bytes, int]:
     except (OSError, ValueError, EOFError, TypeError):
         pass
     ranks = {}
+    decode = binascii.a2b_base64  # what base64.b64decode calls, without its per-call argument checks
     for line in _vocab_bytes(vocab).splitlines():
         if line:
             token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
+            ranks[decode(token)] = int(rank)
     try:
         from xshare.state.store import atomic_write  # see store_path
 
