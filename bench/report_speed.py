@@ -335,10 +335,15 @@ def parallel(args: argparse.Namespace, roots: list[Path]) -> int:
     first = str(min(os.sched_getaffinity(0)))
     one, one_peak = timed(args.runs, roots, "--no-cache", cores=first, label="one core")
     every, every_peak = timed(args.runs, roots, "--no-cache", label="every core")
-    efficiency = statistics.median(one) / (cores * statistics.median(every))
+    speedup = statistics.median(one) / statistics.median(every)
     print(f"cores   cold report, 1 worker: {spread(one)}; {cores} workers: {spread(every)}; parallel efficiency "
-          f"{efficiency:.2f} (speed-up {statistics.median(one) / statistics.median(every):.2f}x on {cores} cores; "
+          f"{speedup / cores:.2f} (speed-up {speedup:.2f}x on {cores} cores; "
           f"CPU {statistics.median(CPU['one core']):.2f} s vs {statistics.median(CPU['every core']):.2f} s)")
+    # Karp-Flatt: the share of the run that did not spread over the cores (start, tokenizer load, settling)
+    serial = min(max((1 / speedup - 1 / cores) / (1 - 1 / cores), 0.0), 1.0)
+    projected = ", ".join(f"{n} cores ~{statistics.median(one) * (serial + (1 - serial) / n):.2f} s"
+                          for n in (4, 10, 16))
+    print(f"cores   serial share {serial:.2f} (Karp-Flatt); by Amdahl's law this cold report would take {projected}")
     return max(one_peak, every_peak)
 
 
