@@ -21,7 +21,9 @@ from xshare.cli import main
 from xshare.html import write as xhtml
 from xshare.live import hook, session_state
 from xshare.measure import tokens
+from xshare.sessions import claude_code, counter
 from xshare.sessions.claude_code import measure_one
+from xshare.sources.claude import transcript as claude
 from xshare.sources.claude.copies import lost_calls, owner_key, request_ids
 from xshare.sources.claude.transcript import ClaudeTranscript, describe
 
@@ -155,6 +157,28 @@ def test_the_copy_read_in_pieces_with_its_copies_named_equals_it_read_whole(tmp_
     by_chars.catch_up()
     assert transcript.row() == {**by_chars.row(), "id": transcript.file.session_id}
     assert whole["api_calls"] == by_chars.row()["api_calls"] == 2
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_copies_in_many_projects_are_settled_alike_on_one_core_and_on_several(tmp_path: Path, monkeypatch,
+                                                                             workers: int):
+    """The files holding copies are read again over the workers, as the first reading was: the same rows."""
+    monkeypatch.setattr(counter, "PARALLEL_MIN_BYTES", 0)
+    for n in range(4):  # a session and its 1.0.x resume in each of four projects, every one its own id
+        for path in a_fork(tmp_path / "cc" / f"root{n}", marked=False)[:2]:
+            text = path.read_text()
+            for old in (path.stem, *(other.stem for other in path.parent.glob("*.jsonl"))):
+                text = text.replace(old, f"{old[:-1]}{n}")
+            path.with_name(f"{path.stem[:-1]}{n}.jsonl").write_text(text)
+            path.unlink()
+    files = claude.discover([tmp_path / "cc" / f"root{n}" / "projects" for n in range(4)])
+    rows = claude_code.measure_claude(files, tokens.choose(), use_cache=False, workers=workers).rows
+    by_id = {row["id"]: row for row in rows}
+    assert len(by_id) == 8
+    for n in range(4):
+        assert by_id[f"{RESUMED_ID[:-1]}{n}"]["api_calls"] == 2  # settled: its first two calls are the parent's
+    one_core = claude_code.measure_claude(files, tokens.choose(), use_cache=False, workers=1).rows
+    assert list(rows) == list(one_core)
 
 
 def test_who_bills_a_shared_call_does_not_depend_on_the_order_files_come_in():

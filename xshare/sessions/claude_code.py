@@ -88,7 +88,7 @@ def measure_claude(
     todo.sort(key=lambda item: -item[1][0])
     for (file, stat), (row, problems, times) in zip(todo, _run(todo, choice, workers), strict=True):
         fresh[path_key(file.path)] = rows_cache.Entry(stat[0], stat[1], problems, row, times, ())
-    reread = _settle_copies(fresh, files, choice)
+    reread = _settle_copies(fresh, files, choice, workers)
     result.copied = {key: frozenset(entry.copied) for key, entry in fresh.items() if entry.copied}
     for entry in fresh.values():
         if entry.problems:
@@ -102,7 +102,7 @@ def measure_claude(
 
 
 def _settle_copies(fresh: dict[str, rows_cache.Entry], files: list[TranscriptFile],
-                   choice: tokenizers.TokenizerChoice) -> int:
+                   choice: tokenizers.TokenizerChoice, workers: int | None = None) -> int:
     """Each call billed once across the files read: a file holding calls another file holds earlier is read
     again with them as copies (sources/claude/copies.py). Copies are made within a project folder (a resume
     or a fork writes beside its parent), so the calls' times are decoded one project at a time, never all at
@@ -111,21 +111,19 @@ def _settle_copies(fresh: dict[str, rows_cache.Entry], files: list[TranscriptFil
     projects: dict[Path, list[str]] = {}
     for key in fresh:
         projects.setdefault(claude_copies.project_folder(by_key[key].path), []).append(key)
-    reread = 0
+    again: list[tuple[str, frozenset[str]]] = []
     for keys in projects.values():
         if len(keys) == 1 and not fresh[keys[0]].copied:
             continue  # a file alone in its project holds no other file's calls
         held = {key: (by_key[key].source, loads(fresh[key].times)) for key in keys}
-        for key, lost in claude_copies.lost_calls(held).items():
-            entry = fresh[key]
-            if tuple(sorted(lost)) != tuple(entry.copied):
-                counter.use(choice)
-                row, problems, _ = measure_file(by_key[key], lost)
-                fresh[key] = entry._replace(problems=problems or None, row=dumps(row), copied=tuple(sorted(lost)))
-                reread += 1
-    if reread:
-        counter.flush()
-    return reread
+        again += [(key, lost) for key, lost in claude_copies.lost_calls(held).items()
+                  if tuple(sorted(lost)) != tuple(fresh[key].copied)]
+    # read again over every core, as the first reading was (one file is a tenth of a big history's bytes)
+    todo = [(by_key[key], (fresh[key].size, fresh[key].mtime_ns)) for key, _ in again]
+    for (key, lost), (row, problems, _) in zip(again, _run(todo, choice, workers, [lost for _, lost in again]),
+                                               strict=True):
+        fresh[key] = fresh[key]._replace(problems=problems, row=row, copied=tuple(sorted(lost)))
+    return len(again)
 
 
 def _packed(measured: tuple[dict, dict, dict]) -> tuple[bytes, dict | None, bytes]:
@@ -134,34 +132,37 @@ def _packed(measured: tuple[dict, dict, dict]) -> tuple[bytes, dict | None, byte
     return dumps(measured[0]), measured[1] or None, dumps(measured[2])
 
 
-def measure_group(files: list[TranscriptFile]) -> list[tuple[bytes, dict | None, bytes]]:
-    measured = [_packed(measure_file(file)) for file in files]
+def measure_group(files: list[TranscriptFile], copied: list[frozenset[str]]) -> list[tuple[bytes, dict | None, bytes]]:
+    measured = [_packed(measure_file(file, lost)) for file, lost in zip(files, copied, strict=True)]
     counter.current().flush()  # what this worker counted, for the others and for later runs
     return measured
 
 
-def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None) -> list[tuple[bytes, dict | None, bytes]]:
-    """Rows in the order of `todo`. A session's subagent and compaction files replay its texts, so
-    they go to the same worker, whose count cache then tokenizes each shared text once."""
+def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None,
+         copied: list[frozenset[str]] | None = None) -> list[tuple[bytes, dict | None, bytes]]:
+    """Rows in the order of `todo`, each file's `copied` calls (if given) read as another file's. A
+    session's subagent and compaction files replay its texts, so they go to the same worker, whose count
+    cache then tokenizes each shared text once."""
     if not todo:
         return []
+    copied = copied or [frozenset()] * len(todo)
     counter.use(choice)
     total = sum(stat[0] for _, stat in todo)
     counter.load_if_counting(total, workers or counter.cores())
     progress = Progress(len(todo), total)
     try:
-        return _run_with(todo, choice, workers, total, progress)
+        return _run_with(todo, copied, choice, workers, total, progress)
     finally:
         progress.done()
 
 
-def _run_with(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None, total: int,
-              progress: Progress) -> list[tuple[bytes, dict | None, bytes]]:
+def _run_with(todo: list, copied: list[frozenset[str]], choice: tokenizers.TokenizerChoice, workers: int | None,
+              total: int, progress: Progress) -> list[tuple[bytes, dict | None, bytes]]:
     workers = counter.workers(workers)
     if workers < 2 or len(todo) < 2 or total < counter.PARALLEL_MIN_BYTES:
         measured = []
-        for file, stat in todo:
-            measured.append(_packed(measure_file(file)))
+        for (file, stat), lost in zip(todo, copied, strict=True):
+            measured.append(_packed(measure_file(file, lost)))
             progress.advance(1, stat[0])
         counter.flush()
         return measured
@@ -183,7 +184,7 @@ def _run_with(todo: list, choice: tokenizers.TokenizerChoice, workers: int | Non
     with ProcessPoolExecutor(workers, mp_context=context, initializer=counter.use,
                              initargs=(choice, counter.fast())) as pool:
         for indexes in _batches(ordered, todo):
-            pending[pool.submit(measure_group, [todo[i][0] for i in indexes])] = indexes
+            pending[pool.submit(measure_group, [todo[i][0] for i in indexes], [copied[i] for i in indexes])] = indexes
             if len(pending) >= workers * _IN_FLIGHT:  # a few batches ahead, not one future per session at once
                 collect(wait(pending, return_when=FIRST_COMPLETED).done)
         while pending:
