@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from history import DEFAULT_CORPUS, build_big, jsonl_bytes, roots_of  # noqa: E402
+from history import DEFAULT_CORPUS, build_big, compile_package, jsonl_bytes, roots_of  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -99,6 +99,7 @@ def main() -> None:
     parser.add_argument("--ccusage", default=shutil.which("ccusage"), help="path of the ccusage binary")
     parser.add_argument("--no-cold", action="store_true", help="skip the cold report without a pass before it")
     args = parser.parse_args()
+    compile_package()
     with tempfile.TemporaryDirectory(prefix="xshare-big-") as folder:
         roots = build_big(roots_of(args.corpus), Path(folder), args.big_gb)
         size_gb = jsonl_bytes(roots) / 1e9

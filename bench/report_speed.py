@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from history import DEFAULT_CORPUS, DEFAULT_VOCAB, build_big, jsonl_bytes, roots_of, spread  # noqa: E402
+from history import DEFAULT_CORPUS, DEFAULT_VOCAB, build_big, compile_package, jsonl_bytes, roots_of, spread  # noqa: E402
 
 # Runs one command and prints the peak RSS (KB) of any one process it started, its exit code and the CPU
 # seconds (user + system) of all of them.
@@ -245,6 +245,7 @@ def main() -> None:
     if "XSHARE_VOCAB" not in os.environ and DEFAULT_VOCAB.is_file():
         os.environ["XSHARE_VOCAB"] = str(DEFAULT_VOCAB)
     roots = roots_of(args.corpus)
+    compile_package()
     size_mb = jsonl_bytes(roots) / 1e6
     print(f"corpus: {len(roots)} roots, {size_mb:.1f} MB of JSONL; {os.cpu_count()} cores; runs: {args.runs}")
 
