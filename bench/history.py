@@ -39,8 +39,9 @@ def build_big(roots: list[Path], target: Path, size_gb: float, distinct: bool = 
     """A history of about size_gb made of the corpus's transcripts copied under new names (copy n of
     every file gets its own session id, so nothing is de-duplicated away). Copies repeat the corpus's
     texts, a best case for a first report, which counts each distinct text once; with `distinct`, every
-    copy after the first starts each text and tool output with its own mark, so no text repeats across
-    copies: a history as big with as much new text as the corpus has per byte."""
+    copy after the first starts each message text and tool result with its own mark (every JSON string
+    under a "text" or "content" key), so those never repeat across copies; tool inputs such as commands
+    and paths still do. Close to a history as big with as much new text per byte as the corpus has."""
     files = [path for root in roots for path in (root / "projects").rglob("*.jsonl")]
     written, copy = 0, 0
     while written < size_gb * 1e9:

@@ -18,7 +18,8 @@ Measured in one run, on one corpus (default ../shared/corpus/claude, every root)
     copied under new names into a temporary folder (texts repeat across copies, a best case for counting):
     cold exact reports vs ccusage (CPU), counts known, and the first report after install: the plugin's
     background pass (bench/background_speed.py), then the first `/exploration-share`, against ccusage's wall;
-    then a history as big whose copies share no text (each text marked per copy): cold exact vs ccusage;
+    then a history as big whose copies share no message or tool result (each marked per copy): cold exact
+    vs ccusage;
   - a summary of every goal, met or not.
 Goals (issues 11, 24): cold >= 0.8 x the limit, cold CPU <= 4x ccusage's on the big history (on the corpus alone
 loading the tokenizer is a fixed cost near ccusage's whole run), first report after install <= 1x ccusage's wall,
