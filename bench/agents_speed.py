@@ -19,7 +19,6 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,15 +28,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus"
-DEFAULT_VOCAB = REPO.parent / "shared" / "vocab" / "o200k_base.tiktoken"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import DEFAULT_VOCAB, process_tree  # noqa: E402
+
 SEED = Path(tempfile.mkdtemp(prefix="xshare-bench-seed-"))  # holds the parsed vocabulary, built once
-_PEAK = (
-    "import resource, subprocess, sys\n"
-    "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode\n"
-    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code)\n"
-)
-
-
 def tokenizer_limit(adapter, files: list[Path]) -> tuple[float, int, int]:
     """Seconds tiktoken alone needs for the distinct texts the adapter counts (their count and bytes)."""
     from xshare.measure import tokens
@@ -65,13 +59,10 @@ def run_report(flags: list[str], home: Path, *extra: str) -> tuple[float, int]:
     command = [sys.executable, "-m", "xshare", "report", "--all", "--json", *flags, *extra,
                "--claude-root", str(home / "no-claude"), "--hermes-db", str(home / "no-hermes.db")]
     env = {**os.environ, "XSHARE_HOME": str(home), "PYTHONPATH": str(REPO)}
-    started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", _PEAK, *command], env=env, capture_output=True, text=True)
-    elapsed = time.perf_counter() - started
-    peak_kb, code = done.stdout.split()
-    if code != "0":
-        sys.exit(f"report failed ({code}): {done.stderr[-2000:]}")
-    return elapsed, int(peak_kb) // 1024
+    elapsed, _, peak, code, stderr = process_tree(command, env)
+    if code != 0:
+        sys.exit(f"report failed ({code}): {stderr[-2000:]}")
+    return elapsed, peak
 
 
 def timed(runs: int, flags: list[str], *extra: str, warm: bool = False) -> tuple[list[float], int]:

@@ -27,30 +27,20 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from history import DEFAULT_CORPUS, build_big, compile_package, jsonl_bytes, roots_of  # noqa: E402
+from common import DEFAULT_CORPUS, build_big, compile_package, jsonl_bytes, process_tree, roots_of  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
-# Runs one command; prints its wall seconds, the CPU seconds and peak RSS (KB) of it and all it started.
-_MEASURED = (
-    "import resource, subprocess, sys, time\n"
-    "started = time.perf_counter()\n"
-    "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode\n"
-    "wall = time.perf_counter() - started\n"
-    "used = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
-    "print(wall, used.ru_utime + used.ru_stime, used.ru_maxrss, code)\n"
-)
 # the detached process's own code (xshare.live.background.start), run in the foreground to be timed
 _PASS = "import sys; sys.path.insert(0, sys.argv[1]); from xshare.live.background import main; sys.exit(main())"
 
 
 def measured(command: list[str], env: dict) -> tuple[float, float, int]:
     """Wall seconds, CPU seconds and peak MB of one process tree."""
-    done = subprocess.run([sys.executable, "-c", _MEASURED, *command], env=env, capture_output=True, text=True)
-    wall, cpu, peak_kb, code = done.stdout.split()
-    if code != "0":
-        sys.exit(f"{command[2:4]} failed ({code}): {done.stderr[-2000:]}")
-    return float(wall), float(cpu), int(peak_kb) // 1024
+    wall, cpu, peak, code, stderr = process_tree(command, env)
+    if code != 0:
+        sys.exit(f"{command[2:4]} failed ({code}): {stderr[-2000:]}")
+    return wall, cpu, peak
 
 
 def user_env(roots: list[Path], home: Path, state: Path) -> dict:

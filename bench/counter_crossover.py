@@ -23,9 +23,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "claude"
-DEFAULT_VOCAB = REPO.parent / "shared" / "vocab" / "o200k_base.tiktoken"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import DEFAULT_CORPUS, DEFAULT_VOCAB, distinct_texts, roots_of  # noqa: E402
 
 _LOAD = (
     "import sys, time\n"
@@ -51,20 +50,6 @@ class Crossover:
         saved_per_mb = 1 / self.rate["tiktoken"] - 1 / self.rate["fast"]
         extra = self.load["fast"] - self.load["tiktoken"]
         return float("inf") if saved_per_mb <= 0 else cores * extra / saved_per_mb * 1e6
-
-
-def distinct_texts(roots: list[Path]) -> list[str]:
-    from xshare.sources.claude import transcript as claude
-
-    texts: dict[tuple[int, int], str] = {}
-
-    def record(text: str) -> int:
-        texts.setdefault((hash(text), len(text)), text)
-        return 0
-
-    for file in claude.discover([root / "projects" for root in roots]):
-        claude.ClaudeTranscript(file, record, "record").catch_up()
-    return list(texts.values())
 
 
 def load_seconds(kind: str, runs: int, home: str) -> float:
@@ -120,8 +105,7 @@ def main() -> None:
 
     if not tokens.fast_installed():
         sys.exit("fastokens is not installed (pip install 'xshare[fast]')")
-    roots = sorted(path for path in args.corpus.iterdir() if (path / "projects").is_dir())
-    for line in describe(measure(distinct_texts(roots), args.runs), counter.cores()):
+    for line in describe(measure(distinct_texts(roots_of(args.corpus)), args.runs), counter.cores()):
         print(line)
 
 

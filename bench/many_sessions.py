@@ -20,20 +20,16 @@ import json
 import os
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import process_tree  # noqa: E402
+
 GOAL_MB = 400
-# Runs one command and prints the peak RSS (KB) of the largest process it started (itself or a worker).
-_PEAK = (
-    "import resource, subprocess, sys\n"
-    "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode\n"
-    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code)\n"
-)
 TOOLS = (("Read", "file_path"), ("Grep", "pattern"), ("Bash", "command"), ("Edit", "file_path"))
 WORDS = "alpha beta gamma delta parse token share session report ledger count window cache row".split()
 
@@ -99,13 +95,10 @@ def build(projects: Path, sessions: int) -> int:
 
 def run(env: dict, flags: list[str]) -> tuple[float, float]:
     """Seconds and peak MB of one `xshare report --all` in a fresh process."""
-    command = [sys.executable, "-c", _PEAK, sys.executable, "-m", "xshare", "report", "--all", *flags]
-    started = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
-    seconds = time.perf_counter() - started
-    if done.returncode != 0 or done.stdout.split()[-1] != "0":
-        sys.exit(f"xshare report failed: {done.stdout[-500:]} {done.stderr[-2000:]}")
-    return seconds, int(done.stdout.split()[0]) / 1024
+    seconds, _, peak, code, stderr = process_tree([sys.executable, "-m", "xshare", "report", "--all", *flags], env)
+    if code != 0:
+        sys.exit(f"xshare report failed: {stderr[-2000:]}")
+    return seconds, peak
 
 
 def show(what: str, seconds: float, peak: float) -> None:

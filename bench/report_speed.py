@@ -41,35 +41,29 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from history import DEFAULT_CORPUS, DEFAULT_VOCAB, build_big, compile_package, jsonl_bytes, roots_of, spread  # noqa: E402
-
-# Runs one command and prints the peak RSS (KB) of any one process it started, its exit code and the CPU
-# seconds (user + system) of all of them.
-_PEAK = (
-    "import resource, subprocess, sys\n"
-    "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode\n"
-    "used = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
-    "print(used.ru_maxrss, code, used.ru_utime + used.ru_stime)\n"
+from common import (  # noqa: E402
+    DEFAULT_CORPUS,
+    DEFAULT_VOCAB,
+    build_big,
+    compile_package,
+    distinct_texts,
+    jsonl_bytes,
+    process_tree,
+    roots_of,
+    spread,
 )
+
 CPU: dict[str, list[float]] = {}  # the CPU seconds of the runs, by what was run (cold, ccusage, ...)
 GOALS: list[tuple[str, float, float, str, bool]] = []  # what, measured, bound, unit, whether at least
 
 
-def tokenizer_limit(roots: list[Path]) -> tuple[float, int, int, float]:
-    """Seconds tiktoken alone needs for the distinct texts xshare counts (and their count and bytes),
+def tokenizer_limit(roots: list[Path]) -> tuple[float, list[str], int, float]:
+    """Seconds tiktoken alone needs for the distinct texts xshare counts (and the texts and their bytes),
     and seconds the reader needs on one thread to find them with no counting at all: the parse floor."""
     from xshare.measure import tokens
-    from xshare.sources.claude import transcript as claude
-
-    texts: dict[tuple[int, int], str] = {}
-
-    def record(text: str) -> int:
-        texts.setdefault((hash(text), len(text)), text)
-        return 0
 
     parse_started = time.perf_counter()
-    for file in claude.discover([root / "projects" for root in roots]):
-        claude.ClaudeTranscript(file, record, "record").catch_up()
+    texts = distinct_texts(roots)
     parse = time.perf_counter() - parse_started
     counter = tokens.Counter(tokens.choose(remember=False))
     if counter.name != tokens.O200K:
@@ -77,11 +71,11 @@ def tokenizer_limit(roots: list[Path]) -> tuple[float, int, int, float]:
     counter.load()  # loaded lazily otherwise: not part of the limit
     encode = counter._count  # tiktoken alone (its count of one text), no cache
     started = time.perf_counter()
-    for text in texts.values():
+    for text in texts:
         encode(text)
     elapsed = time.perf_counter() - started
-    size = sum(len(text.encode("utf-8", "surrogatepass")) for text in texts.values())
-    return elapsed, len(texts), size, parse
+    size = sum(len(text.encode("utf-8", "surrogatepass")) for text in texts)
+    return elapsed, texts, size, parse
 
 
 _LOAD = (
@@ -113,14 +107,11 @@ def run_report(roots: list[Path], home: Path, *extra: str, counter: str = "", co
     if counter:
         env["XSHARE_COUNTER"] = counter
     prefix = ["taskset", "-c", cores] if cores else []
-    started = time.perf_counter()
-    done = subprocess.run([*prefix, sys.executable, "-c", _PEAK, *command], env=env, capture_output=True, text=True)
-    elapsed = time.perf_counter() - started
-    peak_kb, code, cpu = done.stdout.split()
-    if code != "0":
-        sys.exit(f"report failed ({code}): {done.stderr[-2000:]}")
-    CPU.setdefault(label, []).append(float(cpu))
-    return elapsed, int(peak_kb) // 1024
+    elapsed, cpu, peak, code, stderr = process_tree([*prefix, *command], env)
+    if code != 0:
+        sys.exit(f"report failed ({code}): {stderr[-2000:]}")
+    CPU.setdefault(label, []).append(cpu)
+    return elapsed, peak
 
 
 def timed(runs: int, roots: list[Path], *extra: str, warm: bool = False, **options: str) -> tuple[list[float], int]:
@@ -160,15 +151,11 @@ def run_ccusage(ccusage: str | None, roots: list[Path], label: str = "ccusage") 
     if not ccusage:
         return None
     env = {**os.environ, "CLAUDE_CONFIG_DIR": ",".join(str(root) for root in roots)}
-    started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", _PEAK, ccusage, "daily", "--offline", "--json"], env=env,
-                          capture_output=True, text=True)
-    elapsed = time.perf_counter() - started
-    peak_kb, code, cpu = done.stdout.split()
-    if code != "0":
+    elapsed, cpu, peak, code, _ = process_tree([ccusage, "daily", "--offline", "--json"], env)
+    if code != 0:
         return None
-    CPU.setdefault(label, []).append(float(cpu))
-    CPU.setdefault(label + " peak", []).append(int(peak_kb) / 1024)
+    CPU.setdefault(label, []).append(cpu)
+    CPU.setdefault(label + " peak", []).append(peak)
     return elapsed
 
 
@@ -252,7 +239,7 @@ def main() -> None:
 
     limit_s, texts, text_bytes, parse_s = tokenizer_limit(roots)
     limit = size_mb / limit_s
-    print(f"limit   tiktoken alone, 1 thread: {texts:,} distinct texts, {text_bytes / 1e6:.1f} MB, "
+    print(f"limit   tiktoken alone, 1 thread: {len(texts):,} distinct texts, {text_bytes / 1e6:.1f} MB, "
           f"{limit_s:.2f} s = {limit:.1f} MB/s of JSONL")
     cores = os.cpu_count() or 1
     print(f"floor   the reader alone (parse, ledger, no counting), 1 thread: {parse_s:.2f} s; parse + count "
@@ -290,7 +277,7 @@ def main() -> None:
     versus = "" if None in theirs else f"; / ccusage {statistics.median(warm) / statistics.median(theirs):.2f}"
     print(f"warm    cached re-run: {spread(warm)} (goal < 0.5 s){versus}; peak {warm_peak} MB")
     goal("warm report, corpus", statistics.median(warm), 0.5, " s")
-    peak = max(cold_peak, estimate_peak, known_peak, warm_peak, fast_counter(args, roots), parallel(args, roots))
+    peak = max(cold_peak, estimate_peak, known_peak, warm_peak, fast_counter(args, roots, texts), parallel(args, roots))
     if args.big_gb > 0:
         peak = max(peak, big_history(args, roots, args.ccusage))
     print(f"memory  peak resident of any one process, every run above: {peak} MB (goal < 400 MB)")
@@ -298,7 +285,7 @@ def main() -> None:
     summary()
 
 
-def fast_counter(args: argparse.Namespace, roots: list[Path]) -> int:
+def fast_counter(args: argparse.Namespace, roots: list[Path], texts: list[str]) -> int:
     """The crossover, and cold reports counted by each counter; their peak memory (MB)."""
     from xshare.measure import tokens
     from xshare.sessions import counter
@@ -308,7 +295,7 @@ def fast_counter(args: argparse.Namespace, roots: list[Path]) -> int:
         return 0
     import counter_crossover  # beside this file
 
-    for line in counter_crossover.describe(counter_crossover.measure(counter_crossover.distinct_texts(roots),
+    for line in counter_crossover.describe(counter_crossover.measure(texts,
                                                                      args.runs), counter.cores()):
         print(line)
     return compare_counters(args.runs, roots, "fast   ")

@@ -1,4 +1,5 @@
-"""The histories the speed benches measure: the corpus's Claude Code roots, and a big history made of them."""
+"""What the speed benches share: the histories they measure (the corpus's Claude Code roots, a big history made
+of them, their distinct texts) and how one process tree is timed."""
 
 from __future__ import annotations
 
@@ -6,12 +7,24 @@ import compileall
 import re
 import shutil
 import statistics
+import subprocess
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "claude"
 DEFAULT_VOCAB = REPO.parent / "shared" / "vocab" / "o200k_base.tiktoken"
 
+# Runs one command; prints its wall seconds, the CPU seconds (user + system) and the peak RSS (KB) of any one
+# process of it and all it started, and its exit code.
+_MEASURED = (
+    "import resource, subprocess, sys, time\n"
+    "started = time.perf_counter()\n"
+    "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode\n"
+    "wall = time.perf_counter() - started\n"
+    "used = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(wall, used.ru_utime + used.ru_stime, used.ru_maxrss, code)\n"
+)
 _SESSION_NAME = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|agent-")
 
 
@@ -67,6 +80,21 @@ def marked(data: bytes, copy: int) -> bytes:
     return data
 
 
+def distinct_texts(roots: list[Path]) -> list[str]:
+    """Every distinct text xshare counts in these Claude Code roots, found by the reader itself."""
+    from xshare.sources.claude import transcript as claude
+
+    texts: dict[tuple[int, int], str] = {}
+
+    def record(text: str) -> int:
+        texts.setdefault((hash(text), len(text)), text)
+        return 0
+
+    for file in claude.discover([root / "projects" for root in roots]):
+        claude.ClaudeTranscript(file, record, "record").catch_up()
+    return list(texts.values())
+
+
 def spread(values: list[float]) -> str:
     return f"median {statistics.median(values):.2f} s (min {min(values):.2f}, max {max(values):.2f})"
 
@@ -75,3 +103,11 @@ def compile_package() -> None:
     """Byte-compile xshare as an install would: with PYTHONDONTWRITEBYTECODE set, a module edited since its
     last compile would otherwise be compiled again by every process timed (~15 ms each)."""
     compileall.compile_dir(REPO / "xshare", quiet=1)
+
+
+def process_tree(command: list[str], env: dict) -> tuple[float, float, int, int, str]:
+    """One command run to its end: wall seconds, CPU seconds of it and all it started, the peak MB of any
+    one of those processes, its exit code and its stderr (stdout is discarded)."""
+    done = subprocess.run([sys.executable, "-c", _MEASURED, *command], env=env, capture_output=True, text=True)
+    wall, cpu, peak_kb, code = done.stdout.split()
+    return float(wall), float(cpu), int(peak_kb) // 1024, int(code), done.stderr
