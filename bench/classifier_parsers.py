@@ -32,6 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from xshare.measure import classify as xc  # noqa: E402
+from xshare.measure.shell_lexer import Tok, lex  # noqa: E402
 
 try:  # optional: the bench runs without it
     import tree_sitter_bash
@@ -126,7 +127,7 @@ def _verdict(tokens: list) -> str:
 
 
 def parse_xshare(command: str) -> tuple[str, bool]:
-    tokens, lenient = xc._lex(command)
+    tokens, lenient = lex(command)
     return _verdict(tokens), lenient
 
 
@@ -143,11 +144,11 @@ def parse_shlex(command: str) -> tuple[str, bool]:
     tokens = []
     for w in words:
         if w in _SEPARATORS:
-            tokens.append(xc._Tok("op", w))
+            tokens.append(Tok("op", w))
         elif w and set(w) <= set("<>&|") and ("<" in w or ">" in w):
-            tokens.append(xc._Tok("r", w))
+            tokens.append(Tok("r", w))
         else:
-            tokens.append(xc._Tok("w", w))
+            tokens.append(Tok("w", w))
     return _verdict(tokens), False
 
 
@@ -167,19 +168,19 @@ def _ts_walk(node, out: list) -> None:
     if kind == "command":
         for child in node.named_children:
             if child.type == "variable_assignment":
-                out.append(xc._Tok("w", child.text.decode("utf-8", "replace")))
+                out.append(Tok("w", child.text.decode("utf-8", "replace")))
             elif child.type not in ("file_redirect", "herestring_redirect", "comment"):
                 name = child.type == "command_name" and child.named_children
-                out.append(xc._Tok("w", _ts_text(child.named_children[0] if name else child)))
-        out.append(xc._Tok("op", ";"))
+                out.append(Tok("w", _ts_text(child.named_children[0] if name else child)))
+        out.append(Tok("op", ";"))
     elif kind == "test_command":
-        out.extend([xc._Tok("w", "[["), xc._Tok("op", ";")])
+        out.extend([Tok("w", "[["), Tok("op", ";")])
     elif kind == "declaration_command" or kind == "unset_command":
-        out.extend([xc._Tok("w", node.children[0].type), xc._Tok("op", ";")])
+        out.extend([Tok("w", node.children[0].type), Tok("op", ";")])
     elif kind == "file_redirect":
         op = next((c.type for c in node.children if not c.is_named), ">")
         dest = node.child_by_field_name("destination")
-        out.extend([xc._Tok("r", op), xc._Tok("w", _ts_text(dest) if dest else ""), xc._Tok("op", ";")])
+        out.extend([Tok("r", op), Tok("w", _ts_text(dest) if dest else ""), Tok("op", ";")])
         return
     for child in node.named_children:
         _ts_walk(child, out)
