@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from agent_fixtures import codex_session
+from test_cli import run  # tests/ is on sys.path
 
-from xshare.cli import main
 from xshare.html import habit_store
 from xshare.html.analysis import SessionData
 from xshare.html.habits import NO_CACHE, NO_PER_CALL, costliest_habit, pool, session_habits
@@ -117,12 +117,6 @@ def test_the_index_has_the_habits_table_and_each_session_s_costliest_habit():
     assert re.search(r'<a href="s\.html#cache">idle \(26,450\)</a>', page)
 
 
-def _run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_habits_in_dollars_at_the_session_model_s_price_of_fresh_input():
     priced, unknown = session_habits(_session()), session_habits(_session())
     priced["model"], unknown["model"] = "claude-sonnet-4-5", "a-model-no-table-knows"
@@ -136,29 +130,29 @@ def test_habits_in_dollars_at_the_session_model_s_price_of_fresh_input():
 
 def test_advice_dollars_say_their_date_and_turn_off(capsys, monkeypatch, tmp_path):
     monkeypatch.setenv("XSHARE_HOME", str(tmp_path / "home"))
-    code, out, _ = _run(capsys, "advice", "--demo", "--json")
+    code, out, _ = run(capsys, "advice", "--demo", "--json")
     pooled = json.loads(out)
     assert code == 0 and pooled["dollars"]["prices"]["date"] and "fresh input" in pooled["dollars"]["assumption"]
     assert all(line["cost_dollars"] >= 0 and "sessions_unpriced" in line for line in pooled["habits"])
-    code, out, _ = _run(capsys, "advice", "--demo")
+    code, out, _ = run(capsys, "advice", "--demo")
     assert "at list price" in out and "list prices of" in out
-    code, out, _ = _run(capsys, "advice", "--demo", "--no-dollars")
+    code, out, _ = run(capsys, "advice", "--demo", "--no-dollars")
     assert code == 0 and "$" not in out
     bad = tmp_path / "prices.json"
     bad.write_text("{not json")
-    code, out, err = _run(capsys, "advice", "--demo", "--prices", str(bad))
+    code, out, err = run(capsys, "advice", "--demo", "--prices", str(bad))
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
 def test_advice_on_the_demo_reads_in_plain_words(capsys, monkeypatch, tmp_path):
     monkeypatch.setenv("XSHARE_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("COLUMNS", "90")
-    code, out, err = _run(capsys, "advice", "--demo")
+    code, out, err = run(capsys, "advice", "--demo")
     assert code == 0 and "Traceback" not in err
     assert "weighted bill" in out and "would have saved" in out and "assuming" in out
     assert all(len(line) <= 90 for line in out.splitlines())
     assert "/" not in re.sub(r"\(5 min\)|\(1 h\)|/clear", "", out.split("The costliest")[0])  # no path above
-    code, out, _ = _run(capsys, "advice", "--demo", "--json")
+    code, out, _ = run(capsys, "advice", "--demo", "--json")
     pooled = json.loads(out)
     assert code == 0 and pooled["sessions"] >= 6 and pooled["habits"]
     assert all({"cost_weight", "saving_weight", "assumption", "share_of_weighted_bill"} <= set(line)
@@ -172,8 +166,8 @@ def test_the_side_cache_reads_only_what_changed(capsys, monkeypatch, tmp_path):
     reads = []
     real = habit_store.session_habits
     monkeypatch.setattr(habit_store, "session_habits", lambda data: reads.append(1) or real(data))
-    first = _run(capsys, "advice", "--all", "--json", "--codex-home", str(home), "--estimate")
-    second = _run(capsys, "advice", "--all", "--json", "--codex-home", str(home), "--estimate")
+    first = run(capsys, "advice", "--all", "--json", "--codex-home", str(home), "--estimate")
+    second = run(capsys, "advice", "--all", "--json", "--codex-home", str(home), "--estimate")
     assert first[0] == 0 and first[1] == second[1] and len(reads) == 1
     assert "Traceback" not in first[2] + second[2]
 
@@ -187,7 +181,7 @@ def test_a_hermes_database_says_unknown_and_a_broken_file_is_skipped(capsys, mon
     codex_session(home)
     broken = next(home.rglob("*.jsonl")).with_name("rollout-2026-03-02T09-00-00-broken.jsonl")
     broken.write_bytes(b'{"type": "session_meta", "payload": \x00\xff not json\n')
-    code, out, err = _run(capsys, "advice", "--all", "--json", "--hermes-db", str(db), "--codex-home", str(home),
+    code, out, err = run(capsys, "advice", "--all", "--json", "--hermes-db", str(db), "--codex-home", str(home),
                           "--estimate")
     assert code == 0 and "Traceback" not in err
     pooled = json.loads(out)
@@ -206,7 +200,7 @@ def test_on_the_corpus_hermes_is_unknown_and_the_others_are_measured(capsys, mon
         argv += ["--hermes-db", str(path)]
     for path in codex:
         argv += ["--codex-home", str(path)]
-    code, out, err = _run(capsys, *argv)
+    code, out, err = run(capsys, *argv)
     assert code == 0 and "Traceback" not in err
     pooled = json.loads(out)
     lines = {line["habit"]: line for line in pooled["habits"] + pooled["cost_nothing"]}

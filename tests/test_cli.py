@@ -225,3 +225,19 @@ def test_slash_with_nothing_to_report_explains_instead_of_noting(capsys, tmp_pat
     first, rest = out.split("\n", 1)  # the named folder that is not there, then what the report says of it
     assert first.startswith("--claude-root ") and first.endswith("empty: no such file or folder")
     assert rest.startswith("No session started in the window") and "Looked for" in rest and "Note: " not in rest
+
+
+def test_a_prefix_naming_many_sessions_is_refused_alike_by_session_and_html(capsys, isolated_home: Path):
+    """`session` and `html` refuse an ambiguous prefix with one and the same line: twenty candidates, and how
+    many more there are."""
+    from agent_fixtures import codex_session
+
+    for number in range(1, 23):
+        codex_session(isolated_home / ".codex", f"0190aaaa-1111-7000-8000-{number:012d}")
+    said = []
+    for command in ("session", "html"):
+        code, out, err = run(capsys, command, "0190aaaa")
+        assert code == 2 and out == "" and len(err.splitlines()) == 1
+        assert "names 22 sessions" in err and err.rstrip().endswith(" and 2 more")
+        said.append(err)
+    assert said[0] == said[1]

@@ -8,19 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
+from test_cli import run  # tests/ is on sys.path
 
-from xshare.cli import main
 from xshare.measure.ledger import CATEGORIES
 from xshare.measure.prices import RATE_KEYS, PriceError, load, price_usage, prompt_rate, shipped
 from xshare.report.dollars import DollarSums
 
 CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def usage(input=0, cache_read=0, cache_write_5m=0, cache_write_1h=0, output=0) -> dict:

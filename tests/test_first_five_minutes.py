@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from test_cli import run  # tests/ is on sys.path
 
 from xshare.cli import main
 from xshare.demo.corpus import DELIBERATE_ODDITIES
@@ -17,12 +18,6 @@ from xshare.live import statusline
 from xshare.report.periods import marks_path, read_marks
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def run(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 # --- finding 2: the demo's warnings say they are on purpose --------------------------------------------

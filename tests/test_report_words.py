@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from test_report import NOW, make_row  # tests/ is on sys.path
+from test_cli import run  # tests/ is on sys.path
+from test_report import NOW, make_row
 
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
@@ -20,12 +21,6 @@ from xshare.text import output_width, table
 @pytest.fixture
 def demo_root(tmp_path: Path) -> Path:
     return write_demo_corpus(tmp_path / "claude")
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def text_of(rows: list[dict], width: int | None = None, **options) -> str:

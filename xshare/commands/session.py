@@ -26,7 +26,9 @@ def cmd_session(args: argparse.Namespace) -> int:
         found = find(args.session, looking(args), problems)
         report_problems(problems)
         if isinstance(found, Ambiguous):
-            say_ambiguous(found)
+            from xshare.html.command import ambiguous_line  # shared with `xshare html`
+
+            say(ambiguous_line(found))
             return 2
         if found is None:
             say(f"no session of {names()} matches {args.session!r} (give a session's file, its id or the start of "
@@ -40,13 +42,6 @@ def cmd_session(args: argparse.Namespace) -> int:
 
         sys.stdout.write(session_summary(row))
     return 0
-
-
-def say_ambiguous(ambiguous) -> None:
-    """Refused, with the candidates (as git lists them), on one line."""
-    shown = ", ".join(ambiguous.candidates[:20])
-    more = f" and {len(ambiguous.candidates) - 20:,} more" if len(ambiguous.candidates) > 20 else ""
-    say(f"{ambiguous.wanted!r} names {len(ambiguous.candidates):,} sessions; give more of the id: {shown}{more}")
 
 
 def _tool_verdict(call: dict, classify_tool) -> tuple[str, str]:

@@ -55,8 +55,7 @@ def _found_html(args: HtmlOptions, looking: Looking, out: Path | None, origin: C
         locked = any(hermes.LOCKED in kind for kind in problems)
         _say_problems(problems, say)  # first, so the verdict below is the last line
         if isinstance(found, Ambiguous):
-            shown = ", ".join(found.candidates[:20])
-            say(f"{found.wanted!r} names {len(found.candidates):,} sessions; give more of the id: {shown}")
+            say(ambiguous_line(found))
         elif locked:
             say(f"could not look for {args.session!r}: a Hermes database is locked by another program; "
                 "try again when it is free")
@@ -73,6 +72,13 @@ def _found_html(args: HtmlOptions, looking: Looking, out: Path | None, origin: C
         say(f"could not write the page: {error.strerror or error}")
         return 1
     return _done(path, args.open)
+
+
+def ambiguous_line(ambiguous: Ambiguous) -> str:
+    """Why an id prefix is refused, with the candidates (as git lists them), on one line (`html`, `session`)."""
+    shown = ", ".join(ambiguous.candidates[:20])
+    more = f" and {len(ambiguous.candidates) - 20:,} more" if len(ambiguous.candidates) > 20 else ""
+    return f"{ambiguous.wanted!r} names {len(ambiguous.candidates):,} sessions; give more of the id: {shown}{more}"
 
 
 def _done(path: Path, open_it: bool) -> int:

@@ -13,7 +13,7 @@ from pathlib import Path
 from xshare import METHOD_VERSION
 from xshare.html.analysis import from_ledger
 from xshare.html.habits import session_habits
-from xshare.html.write import claude_data, transcript_roots
+from xshare.html.write import claude_data
 from xshare.measure.ids import path_key
 from xshare.sessions.registry import REGISTRY
 from xshare.sources.adapter import Looking
@@ -34,11 +34,7 @@ def habit_summaries(where: Looking, wanted: set[str] | None, copied: dict, probl
         given = where.given(adapter.agent)
         if given == []:
             continue
-        if adapter.kind == "transcripts":
-            paths = [file.path for file in claude.discover(transcript_roots(given))]
-        else:
-            paths = adapter.discover(given)
-        for path in paths:
+        for path in adapter.discover(given):
             key = _key(path)
             kept = cache.get(key) if key else None
             if kept is None and key:

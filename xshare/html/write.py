@@ -30,7 +30,7 @@ from xshare.report.periods import read_marks
 from xshare.sessions import counter as session_counter
 from xshare.sessions.claude_code import measure_claude, measure_session
 from xshare.sources.claude import transcript as claude
-from xshare.sources.claude.transcript import ClaudeTranscript, TranscriptFile
+from xshare.sources.claude.transcript import TranscriptFile
 from xshare.state.paths import home as user_home
 from xshare.state.paths import html_file
 from xshare.state.store import atomic_write
@@ -39,13 +39,6 @@ PAGE_VERSION = 1  # bump when the page's content changes, so --index regenerates
 
 
 # --- measuring a Claude Code transcript --------------------------------------------------------------
-
-
-def measure_detail(file: TranscriptFile, choice: tokenizers.TokenizerChoice,
-                   copied: frozenset[str] | None = None) -> tuple[ClaudeTranscript, dict, dict]:
-    """A session measured as `xshare session` measures it (same reader, tokenizer, copies and calls its
-    files did not record), with the per-call log kept: the reader, the row and the problems."""
-    return measure_session(file, choice, detail=True, copied=copied)
 
 
 def shown_path(path: Path) -> str:
@@ -64,7 +57,7 @@ def claude_data(
 ) -> SessionData:
     """A Claude Code transcript's page input; `origin` says how to show where it was read from. Its row is
     `xshare session --json`'s, calls billed but never written (compactions) included."""
-    transcript, row, problems = measure_detail(file, choice, copied)
+    transcript, row, problems = measure_session(file, choice, detail=True, copied=copied)
     current = session_counter.current()
     note = current.choice.note if current else ""
     return from_ledger(transcript.ledger, row, origin=origin(file.path), tokenizer_note=note, problems=problems)

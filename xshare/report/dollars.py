@@ -41,11 +41,11 @@ class DollarSums:
 
     def add(self, row: dict) -> None:
         usage = row.get("usage")
-        if not row.get("usage_unknown") and not row.get("api_calls") and not (isinstance(usage, dict) and any(
-                usage.values())):
+        recorded = isinstance(usage, dict) and any(usage.values())
+        if not row.get("usage_unknown") and not row.get("api_calls") and not recorded:
             self.no_calls += 1  # a session that made no call cost nothing: nothing to price, nothing unknown
             return
-        if row.get("usage_unknown") or not isinstance(usage, dict) or not any(usage.values()):
+        if row.get("usage_unknown") or not recorded:
             self.no_usage += 1
             return
         name = self.table.name_for(row.get("model"))
@@ -68,9 +68,10 @@ class DollarSums:
             self.exploration_unknown += 1  # its share of the bill is unknown, so its dollars are too
             return
         share = min(1.0, row["billed_tokens"]["exploration"] / billed)
+        exploration = _nano(prompt * share / NANO)
         self.covered_prompt += prompt
-        self.exploration += _nano(prompt * share / NANO)
-        agent[2] += _nano(prompt * share / NANO)
+        self.exploration += exploration
+        agent[2] += exploration
 
     @property
     def sessions(self) -> int:
