@@ -11,7 +11,7 @@ import pytest
 from test_cli import run  # tests/ is on sys.path
 
 from xshare.measure.ledger import CATEGORIES
-from xshare.measure.prices import RATE_KEYS, PriceError, load, price_usage, prompt_rate, shipped
+from xshare.measure.prices import PROMPT_KEYS, RATE_KEYS, PriceError, cost, load, price_usage, shipped
 from xshare.report.dollars import DollarSums
 
 CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"
@@ -80,9 +80,10 @@ def test_a_usage_priced_by_hand():
     used = usage(input=1_000_000, cache_read=10_000_000, cache_write_5m=2_000_000, cache_write_1h=500_000,
                  output=100_000)
     assert price_usage("claude-sonnet-4-6", used) == pytest.approx(3 + 3 + 7.5 + 3 + 1.5)
-    # the prompt side's mix: $16.50 over 13.5M tokens
-    assert prompt_rate(shipped().models["claude-sonnet-4-6"], used) == pytest.approx(16.5 / 13_500_000)
-    assert prompt_rate(shipped().models["claude-sonnet-4-6"], usage(output=5)) is None
+    # the prompt side (as the report prices it): $16.50 of the 13.5M prompt tokens
+    rates = shipped().models["claude-sonnet-4-6"]
+    assert cost(rates, used, PROMPT_KEYS) == pytest.approx(16.5)
+    assert cost(rates, usage(output=5), PROMPT_KEYS) == 0  # no prompt tokens: no prompt-side dollars
 
 
 def test_a_prices_file_adds_and_replaces_models(tmp_path):

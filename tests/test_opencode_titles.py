@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 from collections import Counter
@@ -11,7 +12,7 @@ import pytest
 from agent_fixtures import opencode_db
 
 from xshare.cli import main
-from xshare.sources import opencode, unseen
+from xshare.sources import opencode, sqlite, unseen
 
 
 def _titled(tmp_path: Path, title: str | None) -> Path:
@@ -51,7 +52,7 @@ def test_the_report_and_the_session_name_the_title_requests(tmp_path: Path, caps
     assert "Not in these figures: up to 1 title request OpenCode makes" in capsys.readouterr().out
 
 
-def test_unknown_parts_and_roles_are_counted(tmp_path: Path):
+def _with_unknown_shapes(tmp_path: Path) -> tuple[Path, dict]:
     path, want = opencode_db(tmp_path / "opencode.db")
     connection = sqlite3.connect(path)
     connection.execute("INSERT INTO message VALUES ('msg_z001', 'ses_b001', 0, 0, ?)",
@@ -60,7 +61,32 @@ def test_unknown_parts_and_roles_are_counted(tmp_path: Path):
                        "('prt_z001', 'msg_a001', 'ses_b001', 0, 0, ?)", (json.dumps({"type": "hologram"}),))
     connection.commit()
     connection.close()
+    return path, want
+
+
+def test_unknown_parts_and_roles_are_counted(tmp_path: Path):
+    path, want = _with_unknown_shapes(tmp_path)
     problems: Counter = Counter()
     rows = {row["id"]: row for row in opencode.read(path, len, "chars", problems)}
+    assert problems == {opencode.UNKNOWN_PART: 1, opencode.UNKNOWN_ROLE: 1}
+    assert rows["ses_b001"]["api_calls"] == want["ses_b001"]["calls"]
+
+
+def test_a_read_done_again_counts_what_it_met_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A writer moved the database under the first read: it is read again, and only that read's problems count."""
+    path, want = _with_unknown_shapes(tmp_path)
+    opened = sqlite.open_database
+    reads = []
+
+    @contextlib.contextmanager
+    def moved_once(*args, **kwargs):
+        with opened(*args, **kwargs) as (connection, unchanged):
+            reads.append(kwargs.get("careful"))
+            yield connection, (lambda: False) if len(reads) == 1 else unchanged
+
+    monkeypatch.setattr(sqlite, "open_database", moved_once)
+    problems: Counter = Counter()
+    rows = {row["id"]: row for row in opencode.read(path, len, "chars", problems)}
+    assert reads == [False, True]  # read again, carefully
     assert problems == {opencode.UNKNOWN_PART: 1, opencode.UNKNOWN_ROLE: 1}
     assert rows["ses_b001"]["api_calls"] == want["ses_b001"]["calls"]

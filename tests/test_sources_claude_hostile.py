@@ -19,7 +19,8 @@ import pytest
 
 from xshare.live import hook, session_state
 from xshare.measure import tokens
-from xshare.sessions.measure import measure_all
+from xshare.sessions.measure import measure
+from xshare.sources.adapter import Looking
 from xshare.sources.claude.lines import MAX_LINE, LineSplitter
 from xshare.sources.claude.transcript import ClaudeTranscript, describe, discover
 from xshare.state.paths import line_file, state_dir
@@ -435,11 +436,12 @@ def test_the_hook_logs_a_transcript_it_cannot_read_and_writes_no_ledger(tmp_path
 
 
 @needs_fifo
-def test_a_fifo_is_reported_by_measure_all(tmp_path: Path, deadline):
+def test_a_fifo_is_reported_by_the_measurer(tmp_path: Path, deadline):
     projects = tmp_path / "projects"
     write_lines(projects / "-p" / "s1.jsonl", session_rows())
     os.mkfifo(projects / "-p" / "x.jsonl")
-    result = measure_all([str(projects)], tokens.choose(estimate=True), use_cache=False, hermes_dbs=[])
+    result = measure(Looking({"claude-code": [str(projects)], "hermes": []}, tokens.choose(estimate=True),
+                             use_cache=False))
     assert [row["api_calls"] for row in result.rows] == [3]
     assert sum(count for kind, count in result.problems.items() if "not a regular file" in kind) == 1
 

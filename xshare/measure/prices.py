@@ -142,13 +142,6 @@ def price_usage(model: str | None, usage: dict, table: PriceTable | None = None)
     return None if rates is None else cost(rates, usage)
 
 
-def prompt_rate(rates: dict[str, float], usage: dict) -> float | None:
-    """Dollars per prompt token at the mix of fresh input, cache reads and cache writes this usage shows;
-    None when the usage has no prompt tokens to take a mix from."""
-    tokens = sum(usage.get(key, 0) for key in PROMPT_KEYS if _number(usage.get(key, 0)))
-    return cost(rates, usage, PROMPT_KEYS) / tokens if tokens else None
-
-
 def dollars_enabled(turned_off: bool = False) -> bool:
     """Whether to show dollars: not when a flag turned them off or XSHARE_DOLLARS says off."""
     return not turned_off and os.environ.get(ENV_SWITCH, "").strip().lower() not in OFF_WORDS

@@ -4,9 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime
 
-from xshare.measure import tokens as tokenizers
 from xshare.sessions.measured import Measured
 from xshare.sessions.packed import PackedRows
 from xshare.sessions.registry import REGISTRY
@@ -33,15 +31,3 @@ def measure(looking: Looking) -> Measured:
             result.sources[adapter.name] = "read" if gathered.found else "not found"
     return result
 
-
-def measure_all(
-    claude_roots: list[str] | None,
-    choice: tokenizers.TokenizerChoice,
-    since: datetime | None = None,
-    use_cache: bool = True,
-    hermes_dbs: list[str] | None = None,
-    agent_homes: dict[str, list[str] | None] | None = None,
-) -> Measured:
-    """`measure` with Claude Code's roots and Hermes's databases apart (hermes_dbs=[]: none), as tests call it."""
-    homes = {"claude-code": claude_roots, "hermes": hermes_dbs, **(agent_homes or {})}
-    return measure(Looking(homes, choice, since, use_cache))

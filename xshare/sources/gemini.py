@@ -50,6 +50,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from xshare.sources import same_file, unseen
+from xshare.sources.adapter import first_record, sniff
 from xshare.sources.agent_common import Replay, as_text, content_text
 from xshare.sources.recognise import one_document
 from xshare.state.paths import home as user_home
@@ -200,13 +201,8 @@ def _resumed_elsewhere(path: Path, session_id: str) -> bool:
     for other in path.parent.glob(f"session-*-{session_id[:8]}.json*"):
         if other.name >= path.name:
             continue
-        try:
-            with other.open("rb") as handle:
-                first = handle.read(4096).split(b"\n", 1)[0]
-            header = loads(first) if other.suffix == ".jsonl" else None
-        except (OSError, ValueError):
-            continue
-        if isinstance(header, dict) and header.get("sessionId") == session_id:
+        header = first_record(sniff(other, 4096)) if other.suffix == ".jsonl" else None
+        if header is not None and header.get("sessionId") == session_id:
             return True
     return False
 

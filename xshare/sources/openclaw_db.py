@@ -24,7 +24,7 @@ from pathlib import Path
 
 from xshare.sources import unzstd
 from xshare.sources.agent_common import parse_json
-from xshare.sources.sqlite import Unreadable, is_locked, open_database, table_columns
+from xshare.sources.sqlite import Unreadable, read_with_retries, table_columns
 
 DATABASE_NAME = "openclaw-agent.sqlite"
 NOT_OPENCLAW = "OpenClaw databases without OpenClaw's transcript_events and session_windows tables, skipped"
@@ -125,29 +125,12 @@ def read_sessions(path: Path, problems: Counter) -> list[StoredSession]:
     """Every session with a transcript in one OpenClaw database; problems are counted, never raised.
     Opened as Hermes's and OpenCode's databases are (nothing written, no file left beside it); a locked
     database is tried again, then reported."""
-    for attempt in range(3):
-        trouble: Counter = Counter()
+    def sessions(connection: sqlite3.Connection, trouble: Counter) -> list[StoredSession]:
+        connection.execute("BEGIN")  # one snapshot for every query
         try:
-            with open_database(path, trouble, careful=attempt > 0, label="OpenClaw") as (connection, unchanged):
-                connection.execute("BEGIN")  # one snapshot for every query
-                try:
-                    found = list(_sessions(connection, path, trouble))
-                finally:
-                    with contextlib.suppress(sqlite3.Error):
-                        connection.execute("COMMIT")
-                if unchanged() or attempt == 2:
-                    problems.update(trouble)
-                    return found
-        except Unreadable as error:
-            problems.update(trouble)
-            problems[str(error)] += 1
-            return []
-        except sqlite3.Error as error:
-            if attempt == 2 or not is_locked(error) and attempt > 0:
-                problems.update(trouble)
-                problems[f"OpenClaw database {path} could not be read ({error}); skipped"] += 1
-                return []
-        except OSError as error:
-            problems[f"OpenClaw database {path} could not be read ({error.strerror or error}); skipped"] += 1
-            return []
-    return []
+            return list(_sessions(connection, path, trouble))
+        finally:
+            with contextlib.suppress(sqlite3.Error):
+                connection.execute("COMMIT")
+
+    return read_with_retries(path, "OpenClaw", problems, sessions)

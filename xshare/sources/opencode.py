@@ -48,7 +48,7 @@ from pathlib import Path
 from xshare.measure.timestamps import stamp
 from xshare.sources import same_file, unseen
 from xshare.sources.agent_common import Replay, as_text, parse_json
-from xshare.sources.sqlite import Unreadable, is_locked, open_database, table_columns
+from xshare.sources.sqlite import Unreadable, read_with_retries, table_columns
 from xshare.state.paths import home as user_home
 
 AGENT = "opencode"
@@ -210,21 +210,5 @@ def _read(connection: sqlite3.Connection, count: Callable[[str], int], tokenizer
 def read(path: Path, count: Callable[[str], int], tokenizer: str, problems: Counter,
          ledgers: dict | None = None) -> list[dict]:
     """Every session's row in one OpenCode database; problems are counted, never raised."""
-    for attempt in range(3):
-        try:
-            with open_database(path, problems, careful=attempt > 0, label="OpenCode") as (connection, unchanged):
-                rows = _read(connection, count, tokenizer, problems, ledgers)
-                if unchanged() or attempt == 2:
-                    return rows
-        except Unreadable as error:
-            problems[str(error)] += 1
-            return []
-        except sqlite3.Error as error:
-            if attempt == 2 or not is_locked(error) and attempt > 0:
-                problems[f"OpenCode database {path} could not be read ({error}); skipped"] += 1
-                return []
-        except OSError as error:
-            problems[f"OpenCode database {path} could not be read ({error.strerror or error}); skipped"] += 1
-            return []
-    return []
-
+    return read_with_retries(path, "OpenCode", problems,
+                             lambda connection, trouble: _read(connection, count, tokenizer, trouble, ledgers))

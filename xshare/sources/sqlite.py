@@ -16,9 +16,12 @@ import urllib.parse
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 400  # Hermes's writes take milliseconds; a lock held longer is reported, not waited out
+READ_TRIES = 3
+Found = TypeVar("Found")
 
 
 class Unreadable(Exception):
@@ -107,6 +110,36 @@ def open_database(
             yield connection, lambda: True
         finally:
             connection.close()
+
+
+def read_with_retries(path: Path, label: str, problems: Counter,
+                      read: Callable[[sqlite3.Connection, Counter], list[Found]]) -> list[Found]:
+    """What `read` finds in one database (OpenCode's, OpenClaw's: `label`), opened by open_database; problems
+    are counted, never raised. When a writer moved the file under a read, or a read failed, it is read again,
+    `careful`ly; a lock or an error that lasts is one line on stderr. Only the kept read's problems are
+    counted, so a read done again does not count what it met twice."""
+    for attempt in range(READ_TRIES):
+        last = attempt == READ_TRIES - 1
+        trouble: Counter = Counter()
+        try:
+            with open_database(path, trouble, careful=attempt > 0, label=label) as (connection, unchanged):
+                found = read(connection, trouble)
+                if unchanged() or last:
+                    problems.update(trouble)
+                    return found
+        except Unreadable as error:
+            problems.update(trouble)
+            problems[str(error)] += 1
+            return []
+        except sqlite3.Error as error:
+            if last or not is_locked(error) and attempt > 0:
+                problems.update(trouble)
+                problems[f"{label} database {path} could not be read ({error}); skipped"] += 1
+                return []
+        except OSError as error:
+            problems[f"{label} database {path} could not be read ({error.strerror or error}); skipped"] += 1
+            return []
+    return []
 
 
 def is_locked(error: sqlite3.Error) -> bool:

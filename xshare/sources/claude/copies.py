@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from xshare.sources.claude import lines
+from xshare.sources.claude import files, lines
 
 _REQUEST_ID = re.compile(rb'"requestId"\s*:\s*"([^"\\]{1,200})"')
 _OVERLAP = 256  # bytes kept from one chunk to the next, so an id cut between chunks is still found
@@ -68,10 +68,7 @@ def transcripts_in(project: Path) -> list[Path]:
     agent-* files of subagents/)."""
     found = []
     for path in project.rglob("*.jsonl"):
-        folders = path.relative_to(project).parts[:-1]
-        if "tool-results" in folders or ("subagents" in folders and not path.name.startswith("agent-")):
-            continue
-        if lines.is_regular(path):
+        if not files.passed_over(path.relative_to(project).parts[:-1], path.name) and lines.is_regular(path):
             found.append(path)
     return sorted(found)
 

@@ -76,6 +76,11 @@ def describe_reached(path: Path) -> TranscriptFile:
     return replace(describe(Path(os.path.realpath(path))), path=path)
 
 
+def passed_over(folders: tuple[str, ...], name: str) -> bool:
+    """Claude Code's own other files, never transcripts: tool-results/, and subagents/ files but agent-*."""
+    return "tool-results" in folders or ("subagents" in folders and not name.startswith("agent-"))
+
+
 def discover(roots: list[Path], skipped: Counter | None = None) -> list[TranscriptFile]:
     """Every transcript under the roots, in whatever folders they lie: Claude Code writes <project>/*.jsonl
     and <project>/<session>/subagents/**/agent-*.jsonl, backups nest them deeper (<project>/sessions/...).
@@ -92,7 +97,7 @@ def discover(roots: list[Path], skipped: Counter | None = None) -> list[Transcri
     for root in same_file.unique(root for root in roots if root.is_dir()):
         for path in sorted(root.rglob("*.jsonl"), key=str):
             folders = path.relative_to(root).parts[:-1]
-            if "tool-results" in folders or ("subagents" in folders and not path.name.startswith("agent-")):
+            if passed_over(folders, path.name):
                 continue
             identity, status = same_file.examine(path)
             if identity in taken:
