@@ -1,5 +1,5 @@
-"""Opening an agent's SQLite database (Hermes's state.db, OpenCode's opencode.db) without writing to it, or
-beside it.
+"""Opening an agent's SQLite database (Hermes's state.db, OpenCode's opencode.db, OpenClaw's openclaw-agent.sqlite)
+without writing to it, or beside it; reading one again when a writer changed it under the read.
 
 Hermes's own SessionDB migrates a database it opens, and a plain sqlite3 connection can create one,
 checkpoint its WAL into it or leave sidecar files behind; this opens the user's file only in ways that
