@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -56,3 +57,19 @@ def append_in_pieces(source: Path, target: Path, rng: random.Random, pieces: int
         with target.open("ab") as handle:
             handle.write(data[start:end])
         yield
+
+
+def hook_on(path: Path, event: str = "PostToolBatch") -> None:
+    """The Claude Code hook for one transcript, called as Claude Code calls it (after a tool batch by default)."""
+    from xshare.live import hook
+
+    payload = {"session_id": path.stem, "transcript_path": str(path), "hook_event_name": event}
+    hook.run_hook(json.dumps(payload).encode())
+
+
+def session_json(capsys: pytest.CaptureFixture, *argv: str) -> dict:
+    """`xshare session ARGV --json`, parsed."""
+    from xshare.cli import main
+
+    assert main(["session", *argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)

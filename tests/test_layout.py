@@ -148,12 +148,14 @@ def test_the_hot_paths_import_little(module):
     assert [name for name in loaded if name.startswith(HEAVY)] == []
 
 
-def test_the_status_line_does_not_load_typing():
-    """typing costs a few milliseconds of every refresh: the status line names its types for the checker only."""
-    code = (f"import sys; sys.path.insert(0, {str(REPO)!r}); import xshare.live.statusline; "
-            "print('typing' in sys.modules)")
+@pytest.mark.parametrize("module", ["xshare.live.statusline", "xshare.live.hook"])
+def test_the_status_line_and_the_hook_do_not_load_typing_or_traceback(module):
+    """typing costs a few milliseconds of every refresh and of every idle hook call: both name their types
+    for the checker only; traceback (2 ms) waits for a problem to log."""
+    code = (f"import sys; sys.path.insert(0, {str(REPO)!r}); import {module}; "
+            "print('typing' in sys.modules, 'traceback' in sys.modules)")
     done = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0 and done.stdout.split() == ["False"], done
+    assert done.returncode == 0 and done.stdout.split() == ["False", "False"], done
 
 
 def test_the_fields_alone_for_another_status_line_import_little(tmp_path: Path):

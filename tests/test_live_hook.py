@@ -9,9 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, append_in_pieces, needs_corpus
+from conftest import CORPUS, append_in_pieces, needs_corpus, session_json
 
-from xshare.cli import main
 from xshare.demo import write_demo_corpus
 from xshare.live import hook as live_hook
 from xshare.measure import tokens
@@ -27,11 +26,6 @@ def hook(payload: dict) -> None:
 def hook_payload(path: Path, event: str = "PostToolBatch", **extra) -> dict:
     return {"session_id": path.stem, "transcript_path": str(path), "cwd": "/home/dev/todo-api",
             "hook_event_name": event, "permission_mode": "default", **extra}
-
-
-def session_json(capsys, *argv: str) -> dict:
-    assert main(["session", *argv, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
 
 
 def replay(source: Path, target: Path, rng: random.Random, pieces: int = 12) -> None:

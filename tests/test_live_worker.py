@@ -3,7 +3,6 @@ itself whenever the worker cannot help."""
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import socket
@@ -11,25 +10,13 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import append_in_pieces
+from conftest import append_in_pieces, hook_on, session_json
 
-from xshare.cli import main
 from xshare.demo import write_demo_corpus
-from xshare.live import hook as live_hook
 from xshare.live import worker
 from xshare.state.paths import state_dir
 
 pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="no Unix sockets on this platform")
-
-
-def hook(path: Path) -> None:
-    live_hook.run_hook(json.dumps({"session_id": path.stem, "transcript_path": str(path),
-                              "hook_event_name": "PostToolBatch"}).encode())
-
-
-def session_json(capsys, *argv: str) -> dict:
-    assert main(["session", *argv, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
 
 
 def worker_pid() -> int | None:
@@ -67,7 +54,7 @@ def test_the_worker_serves_the_hook_and_equals_the_retrospective_row(capsys, tmp
     target = tmp_path / "live" / "projects" / source.parent.name / source.name
     served_by = set()
     for _ in append_in_pieces(source, target, random.Random(3), 8):
-        hook(target)
+        hook_on(target)
         served_by.add(worker_pid())
     assert len(served_by) == 1 and None not in served_by, "one worker served every call"
     assert worker.socket_path().exists()
@@ -77,7 +64,7 @@ def test_the_worker_serves_the_hook_and_equals_the_retrospective_row(capsys, tmp
 
 def test_the_worker_exits_when_idle_and_removes_its_socket(tmp_path: Path, worker_on):
     source = next(write_demo_corpus(tmp_path / "demo").rglob("*.jsonl"))
-    hook(source)
+    hook_on(source)
     pid = worker_pid()
     assert pid is not None
     assert wait_gone(pid, 15)
@@ -90,7 +77,7 @@ def test_a_stale_socket_file_is_replaced_by_a_new_worker(capsys, tmp_path: Path,
     stale.parent.mkdir(parents=True, exist_ok=True)
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as dead:
         dead.bind(str(stale))  # bound, never listening: what a killed worker leaves behind
-    hook(source)
+    hook_on(source)
     assert worker_pid() is not None
     assert session_json(capsys, source.stem) == session_json(capsys, str(source))
 
@@ -99,7 +86,7 @@ def test_without_a_worker_the_hook_counts_itself(capsys, tmp_path: Path, monkeyp
     monkeypatch.setenv("XSHARE_WORKER", "1")
     monkeypatch.setattr(worker, "_start", lambda path: False)  # a worker that cannot start
     source = next(p for p in write_demo_corpus(tmp_path / "demo").rglob("*.jsonl") if not p.name.startswith("agent-"))
-    hook(source)
+    hook_on(source)
     assert worker_pid() is None
     assert session_json(capsys, source.stem) == session_json(capsys, str(source))
 

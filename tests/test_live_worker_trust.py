@@ -21,7 +21,8 @@ import time
 from pathlib import Path
 
 import pytest
-from test_live_worker import hook, session_json, wait_gone, worker_on, worker_pid  # noqa: F401  (worker_on: fixture)
+from conftest import hook_on, session_json
+from test_live_worker import wait_gone, worker_on, worker_pid  # noqa: F401  (worker_on: fixture)
 
 from xshare.demo import write_demo_corpus
 from xshare.live import worker, worker_server
@@ -126,7 +127,7 @@ def test_a_folder_another_account_made_in_the_temp_folder_is_never_used(
     path = worker.socket_path()
     assert path.parent.parent == shared_tmp
     with impostor(path, make_folder=True) as seen:
-        hook(transcripts[0])
+        hook_on(transcripts[0])
     assert seen == {"taken": 0, "sent": 0}, "not a word to the impostor"
     assert session_json(capsys, transcripts[0].stem) == session_json(capsys, str(transcripts[0]))
     assert "not this user's alone" in hook_log()
@@ -141,7 +142,7 @@ def test_a_socket_whose_listener_is_another_account_is_never_sent_a_path(
     with impostor(shared_tmp / "planted.sock", make_folder=False) as seen:
         os.rename(shared_tmp / "planted.sock", path)  # our folder, our file even: only its listener is foreign
         os.chown(path, os.getuid(), os.getgid())
-        hook(transcripts[0])
+        hook_on(transcripts[0])
     assert seen["sent"] == 0, "connected, but no path was sent"
     assert session_json(capsys, transcripts[0].stem) == session_json(capsys, str(transcripts[0]))
     assert f"runs as uid {NOBODY[0]}" in hook_log()
@@ -208,15 +209,15 @@ def test_a_foreign_peer_is_refused_both_ways_where_no_second_account_exists(
     thread, handled = serve_in_a_thread(path, monkeypatch)
     assert ask_raw(path) == b"" and handled == [], "the worker answers no other uid"
     thread.join(15)
-    hook(transcripts[0])  # it starts a real worker (a process of its own), then will not talk to it
+    hook_on(transcripts[0])  # it starts a real worker (a process of its own), then will not talk to it
     assert f"runs as uid {stranger}" in hook_log()
     assert session_json(capsys, transcripts[0].stem) == session_json(capsys, str(transcripts[0]))
 
 
 def test_one_sessions_held_lock_never_delays_another_sessions_update(capsys, transcripts, worker_on):  # noqa: F811
     waiting, other = transcripts[0], transcripts[1]
-    first = threading.Thread(target=hook, args=(waiting,))
-    second = threading.Thread(target=hook, args=(other,))
+    first = threading.Thread(target=hook_on, args=(waiting,))
+    second = threading.Thread(target=hook_on, args=(other,))
     with locked(live_dir() / f"{file_name(waiting.stem)}.lock"):  # a slow update of that session, elsewhere
         first.start()
         deadline = time.monotonic() + 20
@@ -242,7 +243,7 @@ def test_a_stale_pid_file_is_replaced_and_one_that_cannot_be_written_stops_nothi
     pid_file.parent.mkdir(mode=0o700)
     pid_file.write_text("999999999")  # a killed worker's
     pid_file.chmod(0o644)  # as an earlier version wrote it
-    hook(transcripts[0])
+    hook_on(transcripts[0])
     assert worker_pid() not in (None, 999999999)
     assert stat.S_IMODE(pid_file.stat().st_mode) == 0o600
     assert session_json(capsys, transcripts[0].stem) == session_json(capsys, str(transcripts[0]))
@@ -250,7 +251,7 @@ def test_a_stale_pid_file_is_replaced_and_one_that_cannot_be_written_stops_nothi
     assert wait_gone(pid, 15)
 
     pid_file.mkdir()  # something that is not a file where the pid goes: the worker serves anyway
-    hook(transcripts[1])
+    hook_on(transcripts[1])
     assert worker.socket_path().exists() and hook_log() == ""
     assert session_json(capsys, transcripts[1].stem) == session_json(capsys, str(transcripts[1]))
     deadline = time.monotonic() + 15

@@ -12,6 +12,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from conftest import hook_on, session_json
 
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
@@ -37,13 +38,7 @@ def loose_umask():
 
 
 def hook(path: Path) -> None:
-    live_hook.run_hook(json.dumps({"session_id": path.stem, "transcript_path": str(path),
-                              "hook_event_name": "Stop"}).encode())
-
-
-def session_json(capsys, *argv: str) -> dict:
-    assert main(["session", *argv, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
+    hook_on(path, "Stop")  # a turn's end: the history is written too
 
 
 def report_json(capsys, root: Path) -> dict:

@@ -15,7 +15,6 @@ for a finished session is exactly that session's row in the report.
 from __future__ import annotations
 
 import os
-import re
 import sys
 import threading
 from collections import Counter
@@ -161,11 +160,12 @@ def live_dir() -> Path:
 def _save(record: dict) -> None:
     """One small file per session; never let a full disk or a bad folder reach the agent."""
     try:
+        from xshare.state.paths import file_name
         from xshare.state.store import atomic_write, dumps
 
         with _lock:
             data = dumps(dict(record))
-        atomic_write(live_dir() / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', record['session_id'])}.json", data)
+        atomic_write(live_dir() / f"{file_name(record['session_id'])}.json", data)
     except Exception:
         pass
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 import json
 import os
 import sys
-import traceback
 from pathlib import Path
 
-from xshare.live.log import log
+from xshare.live.log import log_exception
 from xshare.live.session_state import is_current, live_row, update
 from xshare.state.private import writable
 
@@ -60,7 +59,7 @@ def run_hook(stdin: bytes) -> None:
         if stale and payload.get("hook_event_name") in REMEMBER_ON:
             _remember(stale)
     except Exception:  # the hook must exit 0 whatever happens; the log says what went wrong
-        log(traceback.format_exc())
+        log_exception()
 
 
 def _remember(paths: list[Path]) -> None:
@@ -87,7 +86,7 @@ def _ask_worker(paths: list[Path]) -> bool:
 
         return worker.ask(paths)
     except Exception:  # a worker that cannot help must not stop the hook counting itself
-        log(traceback.format_exc())
+        log_exception()
         return False
 
 
@@ -99,7 +98,7 @@ def _start_plugin_env() -> bool:
 
         return start_build()
     except Exception:  # the session's ledger matters more than the env: log and go on
-        log(traceback.format_exc())
+        log_exception()
         return False
 
 
@@ -111,7 +110,7 @@ def _start_background() -> None:
 
         start()
     except Exception:  # the first report is then merely cold
-        log(traceback.format_exc())
+        log_exception()
 
 
 def main() -> int:

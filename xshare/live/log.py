@@ -19,3 +19,11 @@ def log(text: str) -> None:
     except OSError:  # no state folder at all: nowhere to say it
         return
     append_text(path, f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} pid {os.getpid()}\n{text}\n", _LOG_LIMIT)
+
+
+def log_exception() -> None:
+    """The exception being handled, with its traceback, in the hook's log; traceback is imported only
+    then, as the idle hook call has no use for it."""
+    import traceback
+
+    log(traceback.format_exc())

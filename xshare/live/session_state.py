@@ -12,15 +12,15 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from xshare import METHOD_VERSION
 from xshare.live.log import log
-from xshare.live.summary import LiveSummary
 from xshare.state.paths import file_name, html_file, line_file, live_dir
 from xshare.state.private import read_regular
 
-if TYPE_CHECKING:  # a hot path: the row's type only for the type checker, never loaded by the idle call
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without loading typing (a few ms of every idle call); checkers see True
+if TYPE_CHECKING:  # a hot path: the types only for the type checker, never loaded by the idle call
+    from xshare.live.summary import LiveSummary
     from xshare.measure.row import SessionRow
 
 # the reader, the tokenizer and orjson are imported only once there is work to do: the idle call

@@ -1,6 +1,6 @@
 """The summary the hook writes after each update and the status line reads (one small JSON file per session,
-xshare.state.paths.line_file): one structure both import. Standard library only, and only typing, which the
-status line has loaded already: it costs its start-up nothing."""
+xshare.state.paths.line_file): one structure both name. Standard library only; the hook and the status line
+import it for the type checker alone, as typing costs a few ms of every call."""
 
 from __future__ import annotations
 

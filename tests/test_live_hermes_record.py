@@ -1,0 +1,36 @@
+"""The Hermes plugin's hooks without Hermes: what they count is saved at a turn's end, one file per session,
+named as the Claude Code hook names its files (xshare.state.paths.file_name)."""
+
+from __future__ import annotations
+
+import json
+
+from xshare.live import hermes_plugin
+from xshare.state.paths import file_name
+
+
+class Context:
+    """Hermes's plugin context, as far as register() uses it: the hooks it registers are kept."""
+
+    def __init__(self) -> None:
+        self.hooks: dict = {}
+
+    def register_hook(self, name: str, callback) -> None:
+        self.hooks[name] = callback
+
+    def __getattr__(self, name: str):
+        return lambda *args, **kwargs: None
+
+
+def test_a_turn_end_saves_the_sessions_counts_under_its_safe_file_name():
+    context = Context()
+    hermes_plugin.register(context)
+    session = "20260301_100000_abcdef/child:1"  # a slash and a colon: neither belongs in a file name
+    for _ in range(2):
+        context.hooks["post_api_request"](session_id=session, task_id="t1", usage={
+            "input_tokens": 100, "cache_read_tokens": 400, "prompt_tokens": 500})
+    context.hooks["on_session_end"](session_id=session, task_id="t1")
+    saved = hermes_plugin.live_dir() / f"{file_name(session)}.json"
+    assert saved.name == "20260301_100000_abcdef_child_1.json"
+    record = json.loads(saved.read_text())
+    assert record["session_id"] == session and record["calls"] == 2 and record["prompt_tokens"] == 1000
