@@ -28,7 +28,7 @@ def cmd_statusline(args: argparse.Namespace) -> int:
         return render(options + (["--line2", args.line2] if args.line2 else []))
     from xshare.install import statusline_setup
 
-    if args.fields is not None and args.action not in ("render", "command"):  # else silently ignored
+    if args.fields is not None and args.action != "command":  # else silently ignored
         say(f"--fields is for `statusline command` and `render`, not {args.action}: another status line runs "
             "the fields alone; `install --format` picks xshare's own line's fields")
         return 2

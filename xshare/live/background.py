@@ -72,9 +72,7 @@ def lower_priority() -> None:
 
 def main() -> int:
     """The detached process: never prints; what went wrong goes to the hook's log."""
-    import traceback
-
-    from xshare.live.log import log
+    from xshare.live.log import log_exception
 
     try:
         lower_priority()
@@ -82,5 +80,5 @@ def main() -> int:
 
         run_pass()
     except Exception:  # a failed pass costs only a cold first report; the log says why
-        log(traceback.format_exc())
+        log_exception()
     return 0

@@ -57,11 +57,9 @@ def _start_background() -> None:
 
         start()
     except Exception:  # the first report is then merely cold; the hook's log says why
-        import traceback
+        from xshare.live.log import log_exception
 
-        from xshare.live.log import log
-
-        log(traceback.format_exc())
+        log_exception()
 
 
 def _valid_hooks() -> set[str] | None:

@@ -10,11 +10,10 @@ import os
 import socket
 import threading
 import time
-import traceback
 from pathlib import Path
 
 from xshare.live import worker
-from xshare.live.log import log
+from xshare.live.log import log_exception
 from xshare.live.session_state import update
 from xshare.measure import tokens
 from xshare.sources.claude import transcript  # noqa: F401  (the reader's import cost, paid before any request)
@@ -122,6 +121,6 @@ def _handle(data: bytes) -> dict:
         for path in request["paths"]:
             update(Path(path))
     except Exception:  # noqa: BLE001  (the hook then counts itself; the log says why)
-        log(traceback.format_exc())
+        log_exception()
         return {"ok": False}
     return {"ok": True, "cpu": time.process_time() - started}
