@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from wire import bash_category
+from wire import bash_category, content_text
 
 from xshare.measure.tokens import Counter, choose
 
@@ -90,13 +90,6 @@ def call_category(name: str, payload: str) -> str:
     return "rest"
 
 
-def _text(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    parts = [part.get("text") or "" for part in content if isinstance(part, dict)] if isinstance(content, list) else []
-    return "\n".join(part for part in parts if part)
-
-
 class ResponsesWire:
     """Counts a Responses request's pieces by category: (tokens by category, each input item's count)."""
 
@@ -126,9 +119,9 @@ class ResponsesWire:
             elif kind in ("function_call_output", "custom_tool_call_output"):
                 output = item.get("output")
                 items.append(add(categories.get(item.get("call_id"), "rest"),
-                                 output if isinstance(output, str) else _text(output)))
+                                 output if isinstance(output, str) else content_text(output)))
             elif kind == "message":
-                items.append(add("rest", _text(item.get("content"))))
+                items.append(add("rest", content_text(item.get("content"))))
             else:  # additional_tools (the tool schemas), reasoning: as sent
                 items.append(add("rest", json.dumps(item, separators=(",", ":"), ensure_ascii=False)))
         return tokens, items
