@@ -2,7 +2,8 @@
 server on a free 127.0.0.1 port, served from a thread until `stop()` or `lifetime` seconds (so a hung agent cannot
 keep it alive), and a request log bounded by `max_requests` (past it every POST is answered 503). The handler
 reads a POST's JSON body and answers what is not the fake's own endpoint with a 404; each fake's handler
-answers its own endpoint (`reply`) in its own protocol.
+answers its own endpoint (`reply`) in its own protocol. `assert_row_matches`: a subagent test's check of one
+row against the requests billed to its agent.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TypeVar
 
 Server = TypeVar("Server", bound="FakeServer")
+TOLERANCE = 0.001  # 0.1 percentage point
 
 
 def scripts_of(replies: list | dict[str, list], default: str) -> dict[str, list]:
@@ -31,6 +33,18 @@ def shared_prefix(previous: list[int], items: list[int]) -> int:
             break
         shared += now
     return shared
+
+
+def assert_row_matches(row: dict, requests: list[dict]) -> None:
+    """xshare's row of one agent's session against the requests fake_responses or fake_gemini billed it."""
+    assert row["api_calls"] == len(requests)
+    bill = sum(entry["prompt_tokens"] for entry in requests)
+    assert row["prompt_tokens_billed"] == bill
+    assert row["usage"]["cache_read"] == sum(entry["cached_tokens"] for entry in requests)
+    assert row["usage"]["output"] == sum(entry["output_tokens"] for entry in requests)
+    wire = sum(entry["wire"]["exploration"] for entry in requests) / bill
+    assert abs(row["billed_tokens"]["exploration"] / bill - wire) <= TOLERANCE, (row, wire)
+    assert abs(row["exploration_share_of_prompt"] - wire) <= TOLERANCE, (row, wire)
 
 
 class FakeHandler(BaseHTTPRequestHandler):
