@@ -35,13 +35,14 @@ def shared_prefix(previous: list[int], items: list[int]) -> int:
     return shared
 
 
-def assert_row_matches(row: dict, requests: list[dict]) -> None:
-    """xshare's row of one agent's session against the requests fake_responses or fake_gemini billed it."""
+def assert_row_matches(row: dict, requests: list[dict], output: str = "output_tokens") -> None:
+    """xshare's row of one agent's session against the requests a fake billed it (`output`: the log's key of
+    the output tokens, fake_openai's "completion_tokens")."""
     assert row["api_calls"] == len(requests)
     bill = sum(entry["prompt_tokens"] for entry in requests)
     assert row["prompt_tokens_billed"] == bill
     assert row["usage"]["cache_read"] == sum(entry["cached_tokens"] for entry in requests)
-    assert row["usage"]["output"] == sum(entry["output_tokens"] for entry in requests)
+    assert row["usage"]["output"] == sum(entry[output] for entry in requests)
     wire = sum(entry["wire"]["exploration"] for entry in requests) / bill
     assert abs(row["billed_tokens"]["exploration"] / bill - wire) <= TOLERANCE, (row, wire)
     assert abs(row["exploration_share_of_prompt"] - wire) <= TOLERANCE, (row, wire)
