@@ -1,12 +1,13 @@
-"""The OpenCode and OpenClaw wire check's instrument: what one Chat Completions request carried, counted with
-o200k_base, judged from the request alone (independently of xshare's readers).
+"""The Hermes, OpenCode and OpenClaw wire check's instrument: what one Chat Completions request carried,
+counted with o200k_base, judged from the request alone (independently of xshare's readers).
 
 The fake server (tests/fake_openai.py, `wire=`) bills every request exactly this count, so a category's
 share of the bill is known exactly. A request is its tools array (compact JSON), each message's text, each
 tool call as `name arguments` (the arguments as sent) and each tool result. Categories, by each agent's
 own tool names (tests/wire.py's read-only rule for shell commands):
-  exploration  OpenCode's read, grep, glob, list; OpenClaw's read, ls; a shell command that only reads
-  edit         edit, write, patch, apply_patch
+  exploration  Hermes's read_file, search_files; OpenCode's read, grep, glob, list; OpenClaw's read, ls;
+               a shell command (Hermes's terminal, OpenCode's bash, OpenClaw's exec) that only reads
+  edit         edit, write, write_file, patch, apply_patch
   shell        every other shell command
   rest         everything else: system prompt, tools, prompts, replies, tool_search, task, ...
 OpenClaw's `tool_call {id, args}` is judged as the tool it names (`id` may be a catalog id such as
@@ -17,12 +18,14 @@ from __future__ import annotations
 
 import json
 
-from wire import bash_category
+from wire import bash_category, content_text
 
 from xshare.measure.tokens import Counter, choose
 
 CATEGORIES = ("exploration", "edit", "shell", "rest")
 TOOLS = {
+    "hermes": {"read_file": "exploration", "search_files": "exploration", "patch": "edit", "write_file": "edit",
+               "terminal": "command"},
     "opencode": {"read": "exploration", "grep": "exploration", "glob": "exploration", "list": "exploration",
                  "edit": "edit", "write": "edit", "patch": "edit", "apply_patch": "edit", "bash": "command"},
     "openclaw": {"read": "exploration", "ls": "exploration", "edit": "edit", "write": "edit",
@@ -47,13 +50,6 @@ def tool_category(agent: str, name: str, arguments: object) -> str:
     return kind
 
 
-def _text(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    parts = [part.get("text") or "" for part in content if isinstance(part, dict)] if isinstance(content, list) else []
-    return "\n".join(part for part in parts if part)
-
-
 class ChatWire:
     """Counts one agent's requests (callable: the fake server's `wire`)."""
 
@@ -75,9 +71,9 @@ class ChatWire:
             if not isinstance(message, dict):
                 continue
             if message.get("role") == "tool":
-                add(categories.get(message.get("tool_call_id"), "rest"), _text(message.get("content")))
+                add(categories.get(message.get("tool_call_id"), "rest"), content_text(message.get("content")))
                 continue
-            add("rest", _text(message.get("content")))
+            add("rest", content_text(message.get("content")))
             for call in message.get("tool_calls") or []:
                 function = call.get("function") or {}
                 name, arguments = function.get("name") or "", function.get("arguments") or ""

@@ -14,12 +14,10 @@ itself after `lifetime` seconds or `max_requests` requests (then it answers 503)
 from __future__ import annotations
 
 import json
-import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from fake_server import FakeHandler, FakeServer, scripts_of, shared_prefix
 from wire import bash_category
 
 from xshare.measure.tokens import Counter, choose
@@ -98,61 +96,19 @@ class GeminiWire:
         return tokens, items
 
 
-class FakeGemini:
-    """Start with `start()` (or as a context manager); `base_url` is GOOGLE_GEMINI_BASE_URL."""
+class FakeGemini(FakeServer):
+    """Start with `start()` (or as a context manager); `base_url` is GOOGLE_GEMINI_BASE_URL;
+    `billed(kind)`: kind "main" (streamed turns) or "router"."""
 
     def __init__(self, replies: list[Reply] | dict[str, list[Reply]], lifetime: float = 300.0,
                  max_requests: int = 100, route: Callable[[dict], str] | None = None) -> None:
+        super().__init__(_Handler, lifetime, max_requests)
         # one script per agent: `route(body)` names the agent a streamed request is from (a subagent's turns
         # interleave with its parent's in no fixed order), "main" when there is no route
-        self.scripts = {name: list(script) for name, script in replies.items()} if isinstance(replies, dict) \
-            else {"main": list(replies)}
+        self.scripts = scripts_of(replies, "main")
         self.route = route or (lambda body: "main")
         self.wire = GeminiWire()
-        self.lifetime, self.max_requests = lifetime, max_requests
-        self.requests: list[dict] = []
-        self.lock = threading.Lock()
-        self.server: ThreadingHTTPServer | None = None
         self.previous: dict[str, list[int]] = {}  # each agent's previous request, for its cache reads
-
-    def start(self) -> FakeGemini:
-        owner = self
-
-        class Handler(_Handler):
-            fake = owner
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self._timer = threading.Timer(self.lifetime, self.stop)
-        self._timer.daemon = True
-        self._timer.start()
-        return self
-
-    def stop(self) -> None:
-        server, self.server = self.server, None
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-        if getattr(self, "_timer", None) is not None:
-            self._timer.cancel()
-
-    def __enter__(self) -> FakeGemini:
-        return self.start()
-
-    def __exit__(self, *_) -> None:
-        self.stop()
-
-    @property
-    def base_url(self) -> str:
-        assert self.server is not None, "start() the server first"
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def billed(self, kind: str | None = None) -> list[dict]:
-        """The requests billed, in order; kind "main" (streamed turns) or "router"."""
-        with self.lock:
-            return [dict(entry) for entry in self.requests
-                    if "prompt_tokens" in entry and (kind is None or entry["kind"] == kind)]
 
     def answer(self, entry: dict, body: dict, kind: str, model: str) -> tuple[Reply, dict]:
         counted, items = self.wire(body)
@@ -164,11 +120,7 @@ class FakeGemini:
                 agent = self.route(body)
                 script = self.scripts.get(agent) or []
                 reply = script.pop(0) if script else Reply(text=DONE_TEXT)
-                cached = 0
-                for previous, now in zip(self.previous.get(agent, []), items, strict=False):
-                    if previous != now:
-                        break
-                    cached += now
+                cached = shared_prefix(self.previous.get(agent, []), items)
                 self.previous[agent] = items
                 entry["agent"] = agent
             spoken = reply.text + "".join(f"{name} {json.dumps(args)}" for name, args in reply.calls)
@@ -180,12 +132,11 @@ class FakeGemini:
                          output_tokens=output, wire=counted, body=body)
         return reply, usage
 
-    def log(self, method: str, path: str) -> dict | None:
-        entry = {"method": method, "path": path, "at": time.time(), "number": 0}
-        with self.lock:
-            self.requests.append(entry)
-            entry["number"] = len(self.requests)
-            return entry if len(self.requests) <= self.max_requests else None
+
+def _model_method(path: str) -> tuple[str, str]:
+    """The model and the method of `/v1beta/models/<model>:<method>`."""
+    model, _, method = path.rsplit("/", 1)[-1].partition(":")
+    return model, method
 
 
 def _candidate(reply: Reply, model: str, usage: dict) -> dict:
@@ -195,51 +146,23 @@ def _candidate(reply: Reply, model: str, usage: dict) -> dict:
             "usageMetadata": usage, "modelVersion": model}
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(FakeHandler):
     fake: FakeGemini
-    protocol_version = "HTTP/1.1"
 
-    def log_message(self, *_) -> None:
-        pass
+    def error_payload(self, status: int, message: str) -> dict:
+        return {"error": {"code": status, "message": message}}
 
-    def _send(self, status: int, payload: dict | None) -> None:
-        data = json.dumps(payload or {"error": {"code": status, "message": "not found"}}).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+    def serves(self, path: str) -> bool:
+        return path.startswith("/v1beta/models/") and \
+            _model_method(path)[1] in ("streamGenerateContent", "generateContent")
 
-    def do_GET(self) -> None:
-        self.fake.log("GET", self.path)
-        self._send(404, None)
-
-    def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        entry = self.fake.log("POST", self.path)
-        if entry is None:
-            self._send(503, {"error": {"code": 503, "message": "fake server: request budget spent"}})
-            return
-        path = self.path.split("?")[0]
-        model, _, method = path.rsplit("/", 1)[-1].partition(":")
-        if not path.startswith("/v1beta/models/") or method not in ("streamGenerateContent", "generateContent"):
-            self._send(404, None)
-            return
-        try:
-            body = json.loads(raw)
-        except ValueError:
-            self._send(400, {"error": {"code": 400, "message": "not JSON"}})
-            return
+    def reply(self, entry: dict, body: dict, raw: bytes) -> None:
+        model, method = _model_method(self.path.split("?")[0])
         kind = "main" if method == "streamGenerateContent" else "router"
         reply, usage = self.fake.answer(entry, body, kind, model)
         payload = _candidate(reply, model, usage)
         if kind == "router":
-            self._send(200, payload)
+            self.send_json(200, payload)
             return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.close_connection = True
-        self.wfile.write(f"data: {json.dumps(payload)}\n\n".encode())
-        self.wfile.flush()
+        self.start_stream()
+        self.send_event(payload)

@@ -9,7 +9,7 @@ whose user turn is Hermes's background-review prompt (kind 'review': it carries 
 What it bills is deterministic and derived from the request itself, so a test compares what xshare
 reports with what was billed without hard-coding a number: prompt tokens = request body bytes / 4
 (rounded up), of which half are "cached" on every main call after the first; completion tokens = reply
-bytes / 4 + 1. With a `wire` counter (tests/hermes_wire.py), prompt tokens are instead the request's exact
+bytes / 4 + 1. With a `wire` counter (tests/chat_wire.py), prompt tokens are instead the request's exact
 o200k count, and its tokens by category are logged beside the bill. Every request and its bill is logged
 in `requests`. The server stops by itself after `lifetime` seconds or `max_requests` requests (then it
 answers 503), so a hung agent cannot keep it alive.
@@ -18,11 +18,11 @@ answers 503), so a hung agent cannot keep it alive.
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from fake_server import FakeHandler, FakeServer, scripts_of
 
 MODEL = "fake-model"
 TITLE = "Reading the fixture file"
@@ -43,66 +43,23 @@ def _tokens(size: int) -> int:
     return -(-size // 4)
 
 
-class FakeOpenAI:
+class FakeOpenAI(FakeServer):
     """Start with `start()` (or as a context manager); `base_url` is what Hermes's config points at."""
+
+    base_path = "/v1"
 
     def __init__(self, replies: list[Reply] | dict[str, list[Reply]], lifetime: float = 300.0, max_requests: int = 100,
                  wire: Callable[[dict], dict[str, int]] | None = None,
                  route: Callable[[dict], str] | None = None) -> None:
+        super().__init__(_Handler, lifetime, max_requests)
         # a list: one script for every main call; a dict: one script per agent, `route(body)` naming the agent
         # a request is from, so a spawned session's turns and its parent's may come in any order
-        self.scripts = {name: list(script) for name, script in replies.items()} if isinstance(replies, dict) \
-            else {"": list(replies)}
+        self.scripts = scripts_of(replies, "")
         self.route = route
         self.wire = wire
-        self.lifetime, self.max_requests = lifetime, max_requests
-        self.requests: list[dict] = []  # every request: path, kind, and for completions the bill
-        self.lock = threading.Lock()
-        self.server: ThreadingHTTPServer | None = None
         self.main_calls = 0
 
-    # --- lifecycle -------------------------------------------------------------------------------
-
-    def start(self) -> FakeOpenAI:
-        owner = self
-
-        class Handler(_Handler):
-            fake = owner
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self._timer = threading.Timer(self.lifetime, self.stop)
-        self._timer.daemon = True
-        self._timer.start()
-        return self
-
-    def stop(self) -> None:
-        server, self.server = self.server, None
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-        if getattr(self, "_timer", None) is not None:
-            self._timer.cancel()
-
-    def __enter__(self) -> FakeOpenAI:
-        return self.start()
-
-    def __exit__(self, *_) -> None:
-        self.stop()
-
-    @property
-    def base_url(self) -> str:
-        assert self.server is not None, "start() the server first"
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    # --- what was billed -------------------------------------------------------------------------
-
-    def billed(self, kind: str | None = None) -> list[dict]:
-        """The completions billed, in order; kind 'main' (the agent loop), 'title' or 'review'."""
-        with self.lock:
-            return [dict(entry) for entry in self.requests
-                    if "prompt_tokens" in entry and (kind is None or entry["kind"] == kind)]
+    # --- what was billed (`billed(kind)`: kind 'main', the agent loop, 'title' or 'review') ----------
 
     def totals(self, kind: str | None = None) -> dict:
         calls = self.billed(kind)
@@ -145,14 +102,6 @@ class FakeOpenAI:
                 entry["wire"], entry["body"] = counted, body  # the body: to see what differs when a check fails
         return kind, reply, usage
 
-    def log(self, method: str, path: str) -> dict | None:
-        """Logs a request; None once the request budget is spent."""
-        entry = {"method": method, "path": path, "at": time.time(), "number": 0}
-        with self.lock:
-            self.requests.append(entry)
-            entry["number"] = len(self.requests)
-            return entry if len(self.requests) <= self.max_requests else None
-
 
 def _is_review(body: dict) -> bool:
     users = [message for message in body.get("messages") or [] if message.get("role") == "user"]
@@ -166,40 +115,13 @@ def _tool_calls(reply: Reply, number: int) -> list[dict]:
             for index, (name, arguments) in enumerate(reply.tool_calls)]
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(FakeHandler):
     fake: FakeOpenAI
-    protocol_version = "HTTP/1.1"
 
-    def log_message(self, *_) -> None:  # the log is `fake.requests`, not stderr
-        pass
+    def serves(self, path: str) -> bool:
+        return path.rstrip("/") == "/v1/chat/completions"
 
-    def _send(self, status: int, payload: dict | None) -> None:
-        data = json.dumps(payload or {"error": {"message": "not found"}}).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_GET(self) -> None:
-        self.fake.log("GET", self.path)
-        self._send(404, None)
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length)
-        entry = self.fake.log("POST", self.path)
-        if entry is None:
-            self._send(503, {"error": {"message": "fake server: request budget spent"}})
-            return
-        if self.path.split("?")[0].rstrip("/") != "/v1/chat/completions":
-            self._send(404, None)
-            return
-        try:
-            body = json.loads(raw)
-        except ValueError:
-            self._send(400, {"error": {"message": "not JSON"}})
-            return
+    def reply(self, entry: dict, body: dict, raw: bytes) -> None:
         _, reply, usage = self.fake.answer(entry, body, len(raw))
         number = entry["number"]
         if body.get("stream"):
@@ -209,7 +131,7 @@ class _Handler(BaseHTTPRequestHandler):
             if reply.tool_calls:
                 message["tool_calls"] = [{k: v for k, v in call.items() if k != "index"}
                                          for call in _tool_calls(reply, number)]
-            self._send(200, {
+            self.send_json(200, {
                 "id": f"chatcmpl-{number}", "object": "chat.completion", "created": int(time.time()),
                 "model": MODEL, "usage": usage,
                 "choices": [{"index": 0, "message": message,
@@ -217,18 +139,11 @@ class _Handler(BaseHTTPRequestHandler):
             })
 
     def _stream(self, reply: Reply, usage: dict, number: int) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.close_connection = True
+        self.start_stream(("Cache-Control", "no-cache"))
 
         def chunk(choices: list, extra: dict | None = None) -> None:
-            payload = {"id": f"chatcmpl-{number}", "object": "chat.completion.chunk", "created": int(time.time()),
-                       "model": MODEL, "choices": choices, **(extra or {})}
-            self.wfile.write(f"data: {json.dumps(payload)}\n\n".encode())
-            self.wfile.flush()
+            self.send_event({"id": f"chatcmpl-{number}", "object": "chat.completion.chunk",
+                             "created": int(time.time()), "model": MODEL, "choices": choices, **(extra or {})})
 
         chunk([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
         if reply.text:

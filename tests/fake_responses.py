@@ -20,12 +20,10 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from wire import bash_category
+from fake_server import FakeHandler, FakeServer, scripts_of, shared_prefix
+from wire import bash_category, content_text
 
 from xshare.measure.tokens import Counter, choose
 
@@ -90,13 +88,6 @@ def call_category(name: str, payload: str) -> str:
     return "rest"
 
 
-def _text(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    parts = [part.get("text") or "" for part in content if isinstance(part, dict)] if isinstance(content, list) else []
-    return "\n".join(part for part in parts if part)
-
-
 class ResponsesWire:
     """Counts a Responses request's pieces by category: (tokens by category, each input item's count)."""
 
@@ -126,68 +117,28 @@ class ResponsesWire:
             elif kind in ("function_call_output", "custom_tool_call_output"):
                 output = item.get("output")
                 items.append(add(categories.get(item.get("call_id"), "rest"),
-                                 output if isinstance(output, str) else _text(output)))
+                                 output if isinstance(output, str) else content_text(output)))
             elif kind == "message":
-                items.append(add("rest", _text(item.get("content"))))
+                items.append(add("rest", content_text(item.get("content"))))
             else:  # additional_tools (the tool schemas), reasoning: as sent
                 items.append(add("rest", json.dumps(item, separators=(",", ":"), ensure_ascii=False)))
         return tokens, items
 
 
-class FakeResponses:
-    """Start with `start()` (or as a context manager); `base_url` is what Codex's provider points at."""
+class FakeResponses(FakeServer):
+    """Start with `start()` (or as a context manager); `base_url` is what Codex's provider points at;
+    `billed(kind)`: kind "turn" (the agent loop) or another request_kind."""
+
+    base_path = "/v1"
 
     def __init__(self, replies: list[Reply] | dict[str, list[Reply]], lifetime: float = 300.0,
                  max_requests: int = 100) -> None:
+        super().__init__(_Handler, lifetime, max_requests)
         # a list plays for every agent; a dict, one script per agent (the `agent_name` of Codex's turn metadata:
         # "/root", a subagent "/root/<task>"), so a subagent's turns and its parent's may come in any order
-        self.scripts = {name: list(script) for name, script in replies.items()} if isinstance(replies, dict) \
-            else {ANY_AGENT: list(replies)}
+        self.scripts = scripts_of(replies, ANY_AGENT)
         self.wire = ResponsesWire()
-        self.lifetime, self.max_requests = lifetime, max_requests
-        self.requests: list[dict] = []
-        self.lock = threading.Lock()
-        self.server: ThreadingHTTPServer | None = None
         self.lanes: dict[str, list[int]] = {}  # prompt_cache_key -> the previous request's item counts
-
-    def start(self) -> FakeResponses:
-        owner = self
-
-        class Handler(_Handler):
-            fake = owner
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self._timer = threading.Timer(self.lifetime, self.stop)
-        self._timer.daemon = True
-        self._timer.start()
-        return self
-
-    def stop(self) -> None:
-        server, self.server = self.server, None
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-        if getattr(self, "_timer", None) is not None:
-            self._timer.cancel()
-
-    def __enter__(self) -> FakeResponses:
-        return self.start()
-
-    def __exit__(self, *_) -> None:
-        self.stop()
-
-    @property
-    def base_url(self) -> str:
-        assert self.server is not None, "start() the server first"
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def billed(self, kind: str | None = None) -> list[dict]:
-        """The requests billed, in order; kind "turn" (the agent loop) or another request_kind."""
-        with self.lock:
-            return [dict(entry) for entry in self.requests
-                    if "prompt_tokens" in entry and (kind is None or entry["kind"] == kind)]
 
     def answer(self, entry: dict, body: dict, kind: str, agent: str = "") -> tuple[Reply, dict]:
         counted, items = self.wire(body)
@@ -196,12 +147,7 @@ class FakeResponses:
         with self.lock:
             script = self.scripts.get(agent, self.scripts.get(ANY_AGENT, []))
             reply = (script.pop(0) if script else Reply(text=DONE_TEXT)) if kind == "turn" else Reply(text=TITLE_TEXT)
-            before = self.lanes.get(lane, [])
-            shared = 0
-            for previous, now in zip(before, items, strict=False):
-                if previous != now:
-                    break
-                shared += now
+            shared = shared_prefix(self.lanes.get(lane, []), items)
             self.lanes[lane] = items
             spoken = reply.text + "".join(f"{name} {json.dumps(payload)}" for _, name, payload in reply.calls)
             output = self.wire.counter.count(spoken) + 1
@@ -212,13 +158,6 @@ class FakeResponses:
                          cached_tokens=usage["input_tokens_details"]["cached_tokens"],
                          output_tokens=output, wire=counted, model=body.get("model"), body=body)
         return reply, usage
-
-    def log(self, method: str, path: str) -> dict | None:
-        entry = {"method": method, "path": path, "at": time.time(), "number": 0}
-        with self.lock:
-            self.requests.append(entry)
-            entry["number"] = len(self.requests)
-            return entry if len(self.requests) <= self.max_requests else None
 
 
 def _metadata(header: str | None) -> dict:
@@ -255,52 +194,21 @@ def _items(reply: Reply, number: int) -> list[dict]:
     return items
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(FakeHandler):
     fake: FakeResponses
-    protocol_version = "HTTP/1.1"
 
-    def log_message(self, *_) -> None:
-        pass
+    def serves(self, path: str) -> bool:
+        return path.rstrip("/") == "/v1/responses"
 
-    def _send(self, status: int, payload: dict | None) -> None:
-        data = json.dumps(payload or {"error": {"message": "not found"}}).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_GET(self) -> None:
-        self.fake.log("GET", self.path)
-        self._send(404, None)
-
-    def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        entry = self.fake.log("POST", self.path)
-        if entry is None:
-            self._send(503, {"error": {"message": "fake server: request budget spent"}})
-            return
-        if self.path.split("?")[0].rstrip("/") != "/v1/responses":
-            self._send(404, None)
-            return
-        try:
-            body = json.loads(raw)
-        except ValueError:
-            self._send(400, {"error": {"message": "not JSON"}})
-            return
+    def reply(self, entry: dict, body: dict, raw: bytes) -> None:
         header = self.headers.get("x-codex-turn-metadata")
         agent = _metadata(header).get("agent_name")
         reply, usage = self.fake.answer(entry, body, _request_kind(header), agent if isinstance(agent, str) else "")
         number = entry["number"]
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.close_connection = True
+        self.start_stream()
 
         def event(payload: dict) -> None:
-            self.wfile.write(f"event: {payload['type']}\ndata: {json.dumps(payload)}\n\n".encode())
-            self.wfile.flush()
+            self.send_event(payload, payload["type"])
 
         response_id = f"resp_{number}"
         event({"type": "response.created", "response": {"id": response_id}})

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 from fake_responses import FakeResponses, Reply, code, command
-from test_codex_e2e import SKIP, TOLERANCE, make_host, recorded_calls, wait_for
+from fake_server import assert_row_matches
+from test_codex_e2e import SKIP, make_host, recorded_calls, wait_for
 
 pytestmark = [pytest.mark.realhost, pytest.mark.skipif(SKIP is not None, reason=SKIP or "")]
 TASK = "look"
@@ -33,17 +34,6 @@ def scripts(code_mode: bool = False) -> dict[str, list[Reply]]:
                       Reply(calls=[("function", "wait_agent", {})]), Reply(text="The task looked; main returns 42.")],
             f"/root/{TASK}": [run("cat notes.txt"), run("grep -n helper_1 src/lib.py"), run("ls -la src"),
                               Reply(text="notes.txt has three lines; helper_1 is in src/lib.py.")]}
-
-
-def assert_row_matches(row: dict, requests: list[dict]) -> None:
-    assert row["api_calls"] == len(requests)
-    bill = sum(entry["prompt_tokens"] for entry in requests)
-    assert row["prompt_tokens_billed"] == bill
-    assert row["usage"]["cache_read"] == sum(entry["cached_tokens"] for entry in requests)
-    assert row["usage"]["output"] == sum(entry["output_tokens"] for entry in requests)
-    wire = sum(entry["wire"]["exploration"] for entry in requests) / bill
-    assert abs(row["billed_tokens"]["exploration"] / bill - wire) <= TOLERANCE, (row, wire)
-    assert abs(row["exploration_share_of_prompt"] - wire) <= TOLERANCE, (row, wire)
 
 
 @pytest.mark.parametrize("model", [None, "gpt-5.5"], ids=["default-code-mode", "gpt-5.5"])

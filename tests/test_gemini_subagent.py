@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 from fake_gemini import FakeGemini, Reply, tool
-from test_gemini_e2e import SKIP, TOLERANCE, make_host, wait_for
+from fake_server import assert_row_matches
+from test_gemini_e2e import SKIP, make_host, wait_for
 
 from xshare.sources import gemini
 
@@ -49,17 +50,6 @@ def billed_messages(home: Path) -> int:
             if record.get("type") == "gemini" and isinstance(record.get("tokens"), dict):
                 billed.add((path.name, record["id"]))
     return len(billed)
-
-
-def assert_row_matches(row: dict, requests: list[dict]) -> None:
-    assert row["api_calls"] == len(requests)
-    bill = sum(entry["prompt_tokens"] for entry in requests)
-    assert row["prompt_tokens_billed"] == bill
-    assert row["usage"]["cache_read"] == sum(entry["cached_tokens"] for entry in requests)
-    assert row["usage"]["output"] == sum(entry["output_tokens"] for entry in requests)
-    wire = sum(entry["wire"]["exploration"] for entry in requests) / bill
-    assert abs(row["billed_tokens"]["exploration"] / bill - wire) <= TOLERANCE, (row, wire)
-    assert abs(row["exploration_share_of_prompt"] - wire) <= TOLERANCE, (row, wire)
 
 
 @pytest.mark.realhost

@@ -35,15 +35,20 @@ def module_text(functions: int) -> str:
                    for n in range(functions))
 
 
+def wire_host(root: Path, fake: FakeAnthropic) -> ClaudeHost:
+    """A Claude Code home on the fake server, and a small project: a module, notes, a todo list."""
+    made = ClaudeHost(root, fake)
+    (made.project / "app.py").write_text(module_text(120))
+    (made.project / "notes.txt").write_text("".join(f"note {n}: the retry budget is {n * 3} seconds\n"
+                                                    for n in range(40)))
+    (made.project / "todo.txt").write_text("- write the tests\n- ship it\n")
+    return made
+
+
 @pytest.fixture
 def host(tmp_path: Path):
     with FakeAnthropic(lifetime=900) as fake:
-        made = ClaudeHost(tmp_path / "cc", fake)
-        (made.project / "app.py").write_text(module_text(120))
-        (made.project / "notes.txt").write_text("".join(f"note {n}: the retry budget is {n * 3} seconds\n"
-                                                        for n in range(40)))
-        (made.project / "todo.txt").write_text("- write the tests\n- ship it\n")
-        yield made
+        yield wire_host(tmp_path / "cc", fake)
 
 
 def agreement(host: ClaudeHost, requests: list, transcript: Path) -> dict:

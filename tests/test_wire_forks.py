@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from claude_host import CLAUDE, REPO, ClaudeHost, Tmux, claude_missing, tmux_missing, wait_until
 from fake_anthropic import FakeAnthropic
-from test_wire import agreement, module_text
+from test_wire import agreement, wire_host
 
 pytestmark = [pytest.mark.realhost, pytest.mark.skipif(claude_missing() is not None, reason=str(claude_missing()))]
 
@@ -21,12 +21,7 @@ pytestmark = [pytest.mark.realhost, pytest.mark.skipif(claude_missing() is not N
 def cc(tmp_path: Path):
     """test_wire's host: the fake server, a Claude Code home and a small project."""
     with FakeAnthropic(lifetime=900) as fake:
-        made = ClaudeHost(tmp_path / "cc", fake)
-        (made.project / "app.py").write_text(module_text(120))
-        (made.project / "notes.txt").write_text("".join(f"note {n}: the retry budget is {n * 3} seconds\n"
-                                                        for n in range(40)))
-        (made.project / "todo.txt").write_text("- write the tests\n- ship it\n")
-        yield made
+        yield wire_host(tmp_path / "cc", fake)
 
 
 def rows_of(transcript: Path) -> list[dict]:

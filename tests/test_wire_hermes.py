@@ -1,5 +1,5 @@
 """The wire check for Hermes-Agent 0.19.0: the real `hermes chat` against a fake server that bills every
-request its exact o200k count and counts its exploration tokens itself (tests/hermes_wire.py).
+request its exact o200k count and counts its exploration tokens itself (tests/chat_wire.py).
 
 Scenarios (issue 19): reads, terminal greps, a 60-step session and a `--resume` turn. For each, xshare's
 calls and bill equal the server's log, and both exploration shares are within 0.1 pp of what the requests
@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 import pytest
+from chat_wire import ChatWire
 from fake_openai import FakeOpenAI, Reply
-from hermes_wire import HermesWire
 from test_e2e_hermes import SKIP, VENV, Host, stored
 
 pytestmark = [pytest.mark.realhost, pytest.mark.skipif(SKIP is not None, reason=SKIP or "")]
@@ -80,7 +80,7 @@ def make_host(tmp_path: Path, replies: list[Reply]) -> tuple[Host, FakeOpenAI]:
         (project / name).write_text(text)
     env = {"PATH": f"{VENV}/bin:/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "HERMES_HOME": str(hermes_home),
            "XSHARE_HOME": str(tmp_path / "xshare-home"), "LANG": "C.UTF-8", "TERM": "xterm-256color"}
-    fake = FakeOpenAI(replies, lifetime=600, max_requests=400, wire=HermesWire()).start()
+    fake = FakeOpenAI(replies, lifetime=600, max_requests=400, wire=ChatWire("hermes")).start()
     (hermes_home / "config.yaml").write_text(
         "model:\n  provider: custom\n  default: fake-model\n"
         f"  base_url: {fake.base_url}\n  api_key: not-a-real-key\n")

@@ -88,6 +88,14 @@ def bash_category(command: str) -> str:
     return "exploration"
 
 
+def content_text(content: object) -> str:
+    """A Chat Completions or Responses message's text: a string, or its parts' texts, a line each."""
+    if isinstance(content, str):
+        return content
+    parts = [part.get("text") or "" for part in content if isinstance(part, dict)] if isinstance(content, list) else []
+    return "\n".join(part for part in parts if part)
+
+
 def tool_category(name: str, tool_input: object) -> str:
     if name in EXPLORATION_TOOLS:
         return "exploration"
