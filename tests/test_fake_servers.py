@@ -15,12 +15,15 @@ from fake_openai import FakeOpenAI
 from fake_openai import Reply as ChatReply
 from fake_responses import FakeResponses, command
 
+# straight to the fake on 127.0.0.1, whatever proxy the environment names (the fresh-clone pass names a closed one)
+LOCAL = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
 
 def post(url: str, body: object, headers: dict[str, str] | None = None) -> tuple[int, str]:
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
     request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json", **(headers or {})})
     try:
-        with urllib.request.urlopen(request, timeout=10) as answer:
+        with LOCAL.open(request, timeout=10) as answer:
             return answer.status, answer.read().decode()
     except urllib.error.HTTPError as error:
         return error.code, error.read().decode()
@@ -51,7 +54,7 @@ def test_chat_completions_play_the_script_and_bill_the_wire_count() -> None:
 def test_what_is_not_the_endpoint_is_a_404_bad_json_a_400_and_past_the_budget_a_503() -> None:
     with FakeOpenAI([], max_requests=3) as fake:
         with pytest.raises(urllib.error.HTTPError) as probe:
-            urllib.request.urlopen(f"{fake.base_url}/models", timeout=10)
+            LOCAL.open(f"{fake.base_url}/models", timeout=10)
         assert probe.value.code == 404
         assert post(f"{fake.base_url}/embeddings", CHAT)[0] == 404
         assert post(f"{fake.base_url}/chat/completions", b"{not json") == (400, '{"error": {"message": "not JSON"}}')
