@@ -40,15 +40,18 @@ def test_overhead_is_fixed_from_the_first_call():
 def test_the_billing_cap_drops_the_oldest_messages_for_good():
     ledger = Ledger()
     ledger.add("conversation", 10)
-    ledger.call(20)  # overhead 10
+    ledger.add("edit", 4)
+    ledger.call(24)  # overhead 10
     ledger.add("exploration", 50)
     ledger.add("shell", 5)
-    ledger.call(70)  # 10 + 50 + 5 + overhead 10 = 75 > 70: the oldest message (conversation) goes
+    ledger.call(68)  # 10 + 4 + 50 + 5 + overhead 10 = 79 > 68: the oldest message (conversation, 10) goes
     ledger.call(1000)  # a larger bill does not bring it back
     billed = ledger.billed_tokens()
     assert billed["conversation"] == 10
+    assert billed["edit"] == 4 + 3 + 3  # the next gives way by what is left over (1 token), no more
     assert billed["exploration"] == 100
     assert billed["shell"] == 10
+    assert row(ledger)["context_tokens"] == 24 + 68 + 68  # no call's context exceeds its bill
 
 
 def test_a_bill_smaller_than_the_overhead_empties_the_context():

@@ -114,16 +114,16 @@ def test_a_rounding_size_excess_trims_nothing_a_real_one_trims_the_oldest():
         ledger.add("conversation", 100, key=key)
     ledger.call(1000 + 500 - 2 * 5)  # 10 tokens short: 2 a present message, rounding
     assert ledger.present()[0]["conversation"] == 500
-    ledger.call(1000 + 500 - 11)  # beyond the tolerance: the oldest message goes
-    assert ledger.present()[0]["conversation"] == 400
-    ledger.call(1000 + 150)  # the bill dropped: messages go until what is left is within tolerance
-    assert ledger.present()[0]["conversation"] == 100
+    ledger.call(1000 + 500 - 11)  # beyond the tolerance: the oldest message gives way by the token over it
+    assert ledger.present()[0]["conversation"] == 499
+    ledger.call(1000 + 150)  # the bill dropped: messages go, oldest first, until the rest is within tolerance
+    assert ledger.present()[0]["conversation"] == 150 + 2 * 2  # two messages left, one of them cut
     assert Ledger.from_state(ledger.to_state()).rounding == ROUNDING_PER_MESSAGE
     strict = Ledger()  # the other readers' ledgers: any excess trims
     strict.call(1000)
     strict.add("conversation", 100)
     strict.call(1099)
-    assert strict.present()[0]["conversation"] == 0
+    assert strict.present()[0]["conversation"] == 99
 
 
 # --- a 2.1.332 session ----------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from xshare.measure.ledger import CATEGORIES
+from xshare.measure.ledger import CATEGORIES, INHERITED
 
 MAX_TOKENS = 100_000_000  # one call's prompt, or any one of its usage fields
 MAX_CALLS = 10_000_000  # one session's API calls (the busiest real ones make thousands)
@@ -77,6 +77,9 @@ def row_problem(row: object) -> str | None:
     if not _counts([row.get(name, 0) for name in _COUNT_FIELDS], limit):
         return "an impossible token count"
     billed, first = row.get("billed_tokens"), row.get("first_time_tokens")
+    for figures in (billed, first):  # a row written before inherited context had its category held none
+        if isinstance(figures, dict):
+            figures.setdefault(INHERITED, 0)
     for name, figures in (("billed_tokens", billed), ("first_time_tokens", first)):
         if not isinstance(figures, dict) or not _counts(list(map(figures.get, CATEGORIES)), limit):
             return f"missing or impossible {name}"

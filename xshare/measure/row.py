@@ -43,7 +43,8 @@ class SessionRow(_SessionRowRequired, total=False):
     unrecorded_reviews: int  # Hermes
     unrecorded_tasks: dict  # Hermes's auxiliary tasks
     unseen_calls: dict[str, int]  # sources/unseen.py
-    bill_short: bool
+    bill_short: bool  # the records show more sent than was billed: both shares unknown (ledger.bill_short)
+    unknown_because: str  # why the shares are unknown, in words
     usage_unknown: str
     machine: str  # stamped into a rows file (report/identity.py)
     person: str

@@ -378,16 +378,19 @@ class ClaudeTranscript(IncrementalLines):
             if not known:
                 self.problems[f"images whose size could not be read (counted at the cap, {MAX_IMAGE_TOKENS:,} "
                               "tokens)"] += 1
-            self._add_tokens(category, tokens, thread, key if key is not None else self._row_uuid, label)
+            # the provider's published formula, not a count: it gives way first where a bill has no room
+            self._add_tokens(category, tokens, thread, key if key is not None else self._row_uuid, label, True)
 
-    def _add_tokens(self, category: str, tokens: int, thread: str, key: str | None, label) -> None:
+    def _add_tokens(self, category: str, tokens: int, thread: str, key: str | None, label,
+                    estimated: bool = False) -> None:
         if self.open_call is None:
-            self._apply_add(category, tokens, thread, key, label)
+            self._apply_add(category, tokens, thread, key, label, estimated)
         else:
-            self.held.append([category, tokens, thread, key, label])
+            self.held.append([category, tokens, thread, key, label, estimated])
 
-    def _apply_add(self, category: str, tokens: int, thread: str, key: str | None, label: str | None) -> None:
-        self.ledger.add(category, tokens, key=key, thread=thread, label=label)
+    def _apply_add(self, category: str, tokens: int, thread: str, key: str | None, label: str | None,
+                   estimated: bool = False) -> None:
+        self.ledger.add(category, tokens, key=key, thread=thread, label=label, estimated=estimated)
         if thread in self.last_call:
             self.last_call[thread][1] += tokens
 
