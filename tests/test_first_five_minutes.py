@@ -219,9 +219,9 @@ def test_the_index_table_keeps_whole_ids_as_tooltips_and_hides_detail_on_a_phone
 
 def test_the_chart_keeps_mark_labels_above_the_plot_and_the_last_week_inside(tmp_path: Path):
     from xshare.html import chart
+    from xshare.measure.ledger import CATEGORIES
 
-    billed = dict.fromkeys(("exploration", "edit", "shell", "web", "other", "reread", "conversation", "injected",
-                            "neuralmind", "overhead"), 0) | {"exploration": 200, "overhead": 800}
+    billed = dict.fromkeys(CATEGORIES, 0) | {"exploration": 200, "overhead": 800}
     rows = [{"id": f"s{day}", "agent": "claude-code", "source": "interactive",
              "started_at": f"2026-11-{day:02d}T10:00:00Z", "api_calls": 2, "prompt_tokens_billed": 1000,
              "context_tokens": 1000, "exploration_share_of_context": 0.2, "billed_tokens": billed,

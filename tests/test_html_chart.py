@@ -10,14 +10,14 @@ import pytest
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
 from xshare.html.chart import chart_html
+from xshare.measure.ledger import CATEGORIES
 from xshare.report.periods import add_mark
 from xshare.report.render import parse_time
 
 
 def row(session: str, started: str, share: float, source: str = "interactive") -> dict:
     context = 1000
-    billed = {category: 0 for category in ("exploration", "edit", "shell", "web", "other", "reread",
-                                           "conversation", "injected", "neuralmind", "overhead")}
+    billed = dict.fromkeys(CATEGORIES, 0)
     billed["exploration"], billed["overhead"] = int(share * context), context - int(share * context)
     return {"id": session, "agent": "claude-code", "source": source, "started_at": started, "api_calls": 2,
             "prompt_tokens_billed": 1250, "context_tokens": context, "exploration_share_of_context": share,

@@ -76,7 +76,8 @@ def test_the_notes_at_the_end_read_plainly():
     group = {**summarize([make_row("a", 35, 100, 160)])["claude-code/interactive"], "bill_short_sessions": 2,
              "unrecorded_calls": 3, "unrecorded_prompt_tokens": 1200, unseen_field(): {"codex_title": 4}}
     text = "\n".join(notes_lines({"claude-code/interactive": group}))
-    assert "Sessions left out of the share of the bill:" in text and "2 sessions whose recorded bill" in text
+    assert "Sessions whose shares are unknown (the records cannot explain the bill):" in text
+    assert "2 sessions whose own records show more sent than was billed" in text
     assert "Calls you were billed for that the records show only in total" in text
     assert "compactions (the agent summarising a long conversation)" in text
     assert "Calls you were billed for that no record holds" in text

@@ -58,7 +58,7 @@ def from_ledger(ledger: Ledger, row: dict, **options) -> SessionData:
         options.setdefault("per_call_usage", False)
         options.setdefault("overhead_spread", True)
         options.setdefault("turn_markers", False)
-    return SessionData(row, ledger.call_log, ledger.markers, ledger.still_carried(), **options)
+    return SessionData(row, ledger.calls_detail(), ledger.markers, ledger.still_carried(), **options)
 
 
 # --- analysis ------------------------------------------------------------------------------------

@@ -24,12 +24,14 @@ MAX_REBUILD_ROWS = 200
 MAX_TEXT = 160  # characters of a command or path shown in a cell; the title holds up to MAX_TITLE
 MAX_TITLE = 2000
 # stacking order, bottom up: the system prompt sits under everything, exploration right on top of it
-STACK = ("overhead", "exploration", "reread", "edit", "shell", "web", "other", "conversation", "injected",
-         "neuralmind")
-LABELS = {"overhead": "System overhead", "exploration": "Exploration", "reread": "Re-sent reads", "edit": "Edits",
-          "shell": "Other shell", "web": "Web", "other": "Other tools", "conversation": "Conversation",
-          "injected": "Injected context", "neuralmind": "NeuralMind block"}
+STACK = ("overhead", "inherited", "exploration", "reread", "edit", "shell", "web", "other", "conversation",
+         "injected", "neuralmind")
+LABELS = {"overhead": "System overhead", "inherited": "Inherited context", "exploration": "Exploration",
+          "reread": "Re-sent reads", "edit": "Edits", "shell": "Other shell", "web": "Web", "other": "Other tools",
+          "conversation": "Conversation", "injected": "Injected context", "neuralmind": "NeuralMind block"}
 ABOUT = {"overhead": "system prompt and tool schemas: what the bill exceeds the transcript by",
+         "inherited": "context from before this file (a resumed conversation, a parent's context): billed, not held "
+                      "in the file, never exploration",
          "exploration": "Read, Grep, Glob, LS and read-only shell: results and arguments",
          "reread": "files Claude Code re-sent after a compaction, line-numbered as sent (not in the exploration "
                    "share)",

@@ -128,6 +128,9 @@ def _with_family(row: dict, file, choice, member_row) -> dict:
 def summary(row: SessionRow, offset: int, path: Path, mtime_ns: int | None = None, watch=None) -> LiveSummary:
     """What the status line shows, precomputed: it must never tokenize or read history itself. `watch`
     (the ledger's economics.Watch) adds the last call, the rebuilds and the /compact nudge."""
+    from xshare.measure.ledger import UNEXPLAINED, bill_short  # loaded already by the update that calls this
+
+    short = bill_short(row["context_tokens"], row["prompt_tokens_billed"])
     return {
         "method": METHOD_VERSION,
         "tokenizer": row["tokenizer"],
@@ -136,9 +139,11 @@ def summary(row: SessionRow, offset: int, path: Path, mtime_ns: int | None = Non
         "transcript": str(path),
         "updated": time.time(),
         "api_calls": row["api_calls"],
-        "exploration_share_of_context": row["exploration_share_of_context"],
-        "exploration_share_of_prompt": row["exploration_share_of_prompt"],
+        # the ledger's invariant once more, where the line is made: a share the bill cannot support is unknown
+        "exploration_share_of_context": None if short else row["exploration_share_of_context"],
+        "exploration_share_of_prompt": None if short else row["exploration_share_of_prompt"],
         "recorded_over_billed": row["recorded_over_billed"],
+        "unknown_because": UNEXPLAINED if short else None,
         "compactions": row["compactions"],
         "html": str(html_file(row["id"])),
         **_economics(row, watch),

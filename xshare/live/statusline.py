@@ -67,7 +67,7 @@ def _kinds(usage: dict) -> str:
 # `{fill}`: the last call's context in the six groups, the ledger's rarer categories as "other"
 FILL_GROUPS = (("explore", ("exploration",)), ("edits", ("edit",)), ("shell", ("shell",)),
                ("chat", ("conversation",)), ("injected", ("injected",)), ("overhead", ("overhead",)),
-               ("other", ("web", "other", "reread", "neuralmind")))
+               ("other", ("web", "other", "reread", "neuralmind", "inherited")))
 
 
 def fill_field(context: object, prompt: object = None) -> str:
@@ -132,7 +132,8 @@ def fields(payload: dict, saved: LiveSummary | None, colour: bool) -> dict[str, 
     values.update(
         context=_share(saved.get("exploration_share_of_context"), estimate, colour),
         bill=_share(saved.get("exploration_share_of_prompt"), estimate, colour),
-        calib=f"{calib:.0%}" if isinstance(calib, (int, float)) else "?",
+        calib=(f"{calib:.0%}" if isinstance(calib, (int, float)) else "?")
+        + (" (the records exceed the bill: shares unknown)" if saved.get("unknown_because") else ""),
         calls=f"{saved.get('api_calls', 0):,}",
         compactions=str(saved.get("compactions", 0)),
         tokenizer=str(saved.get("tokenizer", "")),

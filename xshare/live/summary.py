@@ -31,6 +31,7 @@ class LiveSummary(TypedDict, total=False):
     exploration_share_of_context: float | None
     exploration_share_of_prompt: float | None
     recorded_over_billed: float | None
+    unknown_because: str | None  # why the shares are unknown (the records cannot explain the bill), else None
     compactions: int
     html: str
     usage: dict[str, int]

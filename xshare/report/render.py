@@ -190,8 +190,9 @@ class GroupSums:
     unrecorded_prompt: int = 0
     unrecorded_reviews: int = 0
     usage_unknown: int = 0
-    bill_short: int = 0  # sessions whose bill covers under half their context (ledger.bill_short)
-    covered_prompt: int = 0  # the bill of the other sessions, which a share of the bill is taken over
+    bill_short: int = 0  # sessions whose records show more sent than was billed (ledger.bill_short)
+    covered_prompt: int = 0  # the bill of the other sessions, which the shares are taken over
+    covered_context: int = 0
     covered_exploration: int = 0
     covered_reread: int = 0
     tasks: Counter = field(default_factory=Counter)
@@ -221,6 +222,7 @@ class GroupSums:
             self.bill_short += 1
         else:
             self.covered_prompt += row["prompt_tokens_billed"]
+            self.covered_context += row["context_tokens"]
             self.covered_exploration += row["billed_tokens"]["exploration"]
             self.covered_reread += row["billed_tokens"][REREAD]
         tasks = row.get("unrecorded_tasks")
@@ -238,7 +240,7 @@ class GroupSums:
         """The group's figures, as the report prints them."""
         billed = dict(zip(CATEGORIES, self.billed, strict=True))
         first_time = dict(zip(CATEGORIES, self.first_time, strict=True))
-        pooled = share(billed["exploration"], self.context)
+        pooled = share(self.covered_exploration, self.covered_context)
         median = statistics.median(self.shares) if self.shares else None
         return {
             "agent": agent,
@@ -258,7 +260,7 @@ class GroupSums:
             unseen.FIELD: dict(sorted(self.unseen.items())),
             # sessions whose agent recorded no token usage (Codex before 0.3x): counted, share unknown
             "usage_unknown_sessions": self.usage_unknown,
-            # sessions whose bill is under half their recorded context: out of the shares of the bill
+            # sessions whose records show more sent than was billed: their shares unknown, out of the group's
             "bill_short_sessions": self.bill_short,
             "context_tokens": self.context,
             "recorded_over_billed": share(self.context, self.prompt),
@@ -266,7 +268,7 @@ class GroupSums:
             "exploration_share_of_prompt": share(self.covered_exploration, self.covered_prompt),
             "median_session_share": median,
             # files the agent re-sent on its own after a compaction: beside exploration, not in it (README)
-            "reread_share_of_context": share(billed[REREAD], self.context),
+            "reread_share_of_context": share(self.covered_reread, self.covered_context),
             "reread_share_of_prompt": share(self.covered_reread, self.covered_prompt),
             "shares_of_context": {category: share(billed[category], self.context) for category in CATEGORIES},
             "billed_tokens": billed,
@@ -327,6 +329,7 @@ class Report:
             "window": {**self.window.to_json(), "deferred_sessions": self.deferred},
             "sources": self.sources,
             "sessions": self.sessions,
+            "sessions_bill_unexplained": self.unexplained,
             "remembered_sessions": self.remembered,
             "remembered_other_tokenizer": self.other_tokenizer,
             "groups": self.groups,
@@ -347,6 +350,7 @@ class Report:
             *wrap(f"{self.window.describe()}. {found}{self._history_note()}.", width),
             "",
             f"Sessions: {self.sessions:,}{deferred if self.deferred else ''}",
+            *(wrap(note, width) if (note := self._unexplained_note()) else []),
             *(self.dollars.lines(width) if self.dollars else []),
             "",
             *wrap("Exploration share (reading and searching code):", width),
@@ -391,6 +395,18 @@ class Report:
             lines += ["", *wrap(next_step(self.groups, self.window.since is None, by, marked), width, "  ")]
         return printable_lines("\n".join(lines)) + "\n"  # the labels were made printable one by one above
 
+    @property
+    def unexplained(self) -> int:
+        """Sessions whose records show more sent than was billed: their shares are unknown."""
+        return sum(group.get("bill_short_sessions", 0) for group in self.groups.values())
+
+    def _unexplained_note(self) -> str:
+        count = self.unexplained
+        if not count:
+            return ""
+        return (f"{count:,} session{'s' if count != 1 else ''}: the records cannot explain the bill; "
+                f"{'their shares are' if count != 1 else 'its share is'} unknown (below, by agent).")
+
     def _history_note(self) -> str:
         """The header's word on sessions counted from the history rather than a transcript."""
         note = f"; history: {self.remembered:,} session{'s' if self.remembered != 1 else ''} whose transcript is gone"
@@ -422,8 +438,8 @@ def session_summary(row: SessionRow) -> str:
         when,
         f"API calls: {row['api_calls']:,}   Prompt tokens billed: {row['prompt_tokens_billed']:,}   "
         f"Recorded / billed: {pct(row['recorded_over_billed'])}",
-        *(["The bill is under half of what this session's own records show was sent (the agent kept only part "
-           "of it): its share of the bill is unknown."] if row.get("bill_short") else []),
+        *(["Its records show more sent than it was billed for (the agent kept only part of the bill, or counted "
+           "another way): its shares are unknown."] if row.get("bill_short") else []),
         *([f"These figures include {row_unrecorded(row)}"] if row.get("unrecorded_prompt_tokens") else []),
         *([f"Not in these figures: {review_note(row['unrecorded_reviews'])}"] if row.get("unrecorded_reviews")
           else []),

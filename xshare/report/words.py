@@ -77,10 +77,10 @@ def notes_lines(groups: dict[str, dict]) -> list[str]:
         f"  {key}: {count:,} session{'' if count == 1 else 's'} (an agent version that wrote none): counted, "
         f"{'its' if count == 1 else 'their'} share unknown"
         for key, group in groups.items() if (count := group.get("usage_unknown_sessions"))])
-    lines += _section("Sessions left out of the share of the bill:", [
-        f"  {printable(key)}: {count:,} session{'' if count == 1 else 's'} whose recorded bill is under half "
-        f"of what {'its' if count == 1 else 'their'} own records show was sent (the agent kept only part of the "
-        "bill); still counted in the share of what was sent"
+    lines += _section("Sessions whose shares are unknown (the records cannot explain the bill):", [
+        f"  {printable(key)}: {count:,} session{'' if count == 1 else 's'} whose own records show more sent "
+        "than was billed (the agent kept only part of the bill, or counted another way): left out of the "
+        "shares, still counted in the calls and the bill"
         for key, group in groups.items() if (count := group.get("bill_short_sessions"))])
     return lines
 
