@@ -11,6 +11,7 @@ import pytest
 from agent_fixtures import codex_session, gemini_json, gemini_jsonl, openclaw_session
 
 from xshare.cli import main
+from xshare.sessions.registry import owner
 from xshare.sources import codex, gemini, openclaw
 
 ODD = [None, True, 0, -5, 1.5e300, "", "x", [], [None], {}, {"": None}, "2026-13-45T99:99:99Z", 10 ** 30]
@@ -160,3 +161,23 @@ def test_no_view_counts_a_gemini_file_of_another_shape(isolated_home: Path, caps
     assert group["sessions"] == 1 and group["api_calls"] == want["calls"]
     assert f"xshare: {NO_CHAT}: 1" in captured.err.splitlines()
 
+
+def test_session_by_path_finds_no_session_in_a_file_of_another_shape(isolated_home: Path,
+                                                                      capsys: pytest.CaptureFixture):
+    """Gemini's by its keys, then no session (and why); an array is no one's, nor a .jsonl of arrays (it
+    was taken for a Claude Code transcript of no calls)."""
+    home = isolated_home / ".gemini"
+    real, _ = gemini_json(home)
+    chat = json.loads(real.read_text())
+    nested = real.with_name("session-2026-02-11T10-00-0badf00d.json")
+    nested.write_text(json.dumps(_nested(chat)))
+    messages_an_object = real.with_name("session-2026-02-11T11-00-0badf00e.json")
+    messages_an_object.write_text(json.dumps(_chat_of_another_shape("messages an object", chat)))
+    arrays_jsonl = real.with_name("session-2026-02-11T12-00-0badf00f.jsonl")
+    arrays_jsonl.write_text("".join(json.dumps(_nested(message)) + "\n" for message in chat["messages"]))
+    assert owner(messages_an_object).agent == "gemini" and owner(nested) is None and owner(arrays_jsonl) is None
+    for path, told in ((nested, False), (messages_an_object, True), (arrays_jsonl, False)):
+        assert main(["session", str(path), "--json", "--gemini-home", str(home)]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == "" and "no session of" in captured.err
+        assert (f"xshare: {NO_CHAT}: 1" in captured.err.splitlines()) == told
