@@ -181,3 +181,14 @@ def test_session_by_path_finds_no_session_in_a_file_of_another_shape(isolated_ho
         captured = capsys.readouterr()
         assert captured.out == "" and "no session of" in captured.err
         assert (f"xshare: {NO_CHAT}: 1" in captured.err.splitlines()) == told
+
+
+def test_a_codex_version_of_other_digits_is_no_version(tmp_path: Path):
+    """'²' is a digit to str.isdigit but not to int(): the session is read, its version unknown (its meta line
+    was once lost as "not JSON", the reader's ValueError caught with the parser's)."""
+    path, want = codex_session(tmp_path, source="vscode")
+    path.write_text(path.read_text().replace('"cli_version": "0.63.0"', '"cli_version": "0.1\\u00b271.0"'))
+    problems: Counter = Counter()
+    (row,) = codex.read(path, len, "chars", problems)
+    assert row["id"] == "0190aaaa-1111-7000-8000-000000000001" and row["api_calls"] == want["calls"]
+    assert not problems and not row.get("unseen_calls")  # a version unknown is not one that titles threads

@@ -277,7 +277,7 @@ class _Rollout:
 def _version(text: object) -> tuple[int, ...]:
     """A cli_version such as '0.171.0' as numbers; () when it is not one."""
     parts = text.split(".") if isinstance(text, str) else []
-    return tuple(int(part) for part in parts[:3]) if parts and all(p.isdigit() for p in parts[:3]) else ()
+    return tuple(int(part) for part in parts[:3]) if parts and all(p.isdecimal() for p in parts[:3]) else ()
 
 
 def _output_text(output: object) -> str:
