@@ -78,7 +78,8 @@ def test_bad_lines_are_skipped_and_counted(tmp_path: Path):
         handle.write('["not", "a", "row"]\n{"type": "response_item", "payload": "text"}\n')
     row, problems = _read(path)
     assert row["api_calls"] == want["calls"]
-    assert problems == {"Codex rollout lines that are not JSON (skipped)": 1}
+    assert problems == {"Codex rollout lines that are not JSON (skipped)": 1,
+                        "Codex rollout lines that are not JSON objects (skipped)": 1}
 
 
 def test_legacy_json_fork(tmp_path: Path):

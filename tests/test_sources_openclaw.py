@@ -71,7 +71,8 @@ def test_bad_lines(tmp_path: Path):
         handle.write("{not json\n42\n")
     row, problems = _read(path)
     assert row["api_calls"] == want["calls"]
-    assert problems == {"OpenClaw transcript lines that are not JSON (skipped)": 1}
+    assert problems == {"OpenClaw transcript lines that are not JSON (skipped)": 1,
+                        "OpenClaw transcript lines that are not JSON objects (skipped)": 1}
 
 
 @pytest.mark.parametrize(("name", "args", "want"), [

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from xshare.measure.agent_tools import explain_tool
 from xshare.measure.ledger import FIRST_CALL, Ledger, session_row
@@ -68,6 +68,34 @@ def content_text(content: object) -> str:
                     break
     return "\n".join(found)
 
+
+def json_objects(data: bytes, problems: Counter, what: str) -> Iterator[dict]:
+    """A JSON Lines file's objects, in order. A line that is not JSON, or JSON of another shape (an array, a
+    number: no agent writes one), is skipped and counted under `what` ("Codex rollout") once all are read."""
+    not_json = not_object = 0
+    for line in data.splitlines():
+        if not line.strip():
+            continue
+        try:
+            record = loads(line)
+        except ValueError:
+            not_json += 1
+            continue
+        if isinstance(record, dict):
+            yield record
+        else:
+            not_object += 1
+    if not_json:
+        problems[f"{what} lines that are not JSON (skipped)"] += not_json
+    if not_object:
+        problems[f"{what} lines that are not JSON objects (skipped)"] += not_object
+
+
+def holds_no_record(what: str, data: bytes, problems: Counter) -> None:
+    """A file that holds none of its agent's records (not JSON, or JSON of another shape) is no session, not
+    one with no calls: counted for stderr under `what`, unless it is empty (created, not yet written)."""
+    if data.strip():
+        problems[f"{what} files that hold no record (not JSON, or JSON of another shape; not read)"] += 1
 
 
 class Replay:

@@ -48,7 +48,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from xshare.sources import same_file, unseen
-from xshare.sources.agent_common import Replay, as_text, content_text, number, parse_json
+from xshare.sources.agent_common import (
+    Replay,
+    as_text,
+    content_text,
+    holds_no_record,
+    json_objects,
+    number,
+    parse_json,
+)
 from xshare.sources.codex_exec import CodeMode
 from xshare.sources.recognise import one_document
 from xshare.state.paths import home as user_home
@@ -58,6 +66,7 @@ AGENT = "codex"
 NAME = "Codex CLI"
 FLAG = "codex_home"
 KIND = "files"
+ROLLOUT = "Codex rollout"  # what its problems call the files and lines they were met in
 NO_USAGE = "Codex before 0.3x recorded no token usage"
 LINE_TYPES = frozenset({"session_meta", "turn_context", "response_item", "compacted", "event_msg",
                         "token_usage_record", "world_state"})
@@ -268,7 +277,7 @@ class _Rollout:
 def _version(text: object) -> tuple[int, ...]:
     """A cli_version such as '0.171.0' as numbers; () when it is not one."""
     parts = text.split(".") if isinstance(text, str) else []
-    return tuple(int(part) for part in parts[:3]) if parts and all(p.isdigit() for p in parts[:3]) else ()
+    return tuple(int(part) for part in parts[:3]) if parts and all(p.isdecimal() for p in parts[:3]) else ()
 
 
 def _output_text(output: object) -> str:
@@ -293,33 +302,31 @@ def read(path: Path, count: Callable[[str], int], tokenizer: str, problems: Coun
     rollout = _Rollout(path, count, problems, ledgers is not None)
     rollout.records = b'"token_usage_record"' in data
     if one_document(path, data):
-        _legacy_json(rollout, data)
+        held = _legacy_json(rollout, data)
     else:
-        bad = 0
-        for line in data.splitlines():
-            if not line.strip():
-                continue
-            try:
-                rollout.line(loads(line))
-            except ValueError:
-                bad += 1
-        if bad:
-            problems["Codex rollout lines that are not JSON (skipped)"] += bad
+        held = 0
+        for record in json_objects(data, problems, ROLLOUT):
+            held += 1
+            rollout.line(record)
+    if not held:  # no record of Codex's: no session, not one with no calls
+        holds_no_record(ROLLOUT, data, problems)
+        return []
     row = rollout.row(tokenizer)
     if ledgers is not None:
         ledgers[row["id"]] = rollout.replay.ledger
     return [row]
 
 
-def _legacy_json(rollout: _Rollout, data: bytes) -> None:
-    """The fork's `{session: {...}, items: [...]}` with chat-completions items; no usage."""
+def _legacy_json(rollout: _Rollout, data: bytes) -> bool:
+    """The fork's `{session: {...}, items: [...]}` with chat-completions items; no usage. False when the file
+    holds no such document (a JSON array, an object with neither)."""
     try:
         document = loads(data)
     except ValueError:
-        rollout.problems["Codex rollout files that are not JSON (skipped)"] += 1
-        return
-    if not isinstance(document, dict):
-        return
+        document = None
+    if not isinstance(document, dict) or not (isinstance(document.get("session"), dict)
+                                              or isinstance(document.get("items"), list)):
+        return False
     if isinstance(document.get("session"), dict):
         rollout._meta(document["session"])
     replay = rollout.replay
@@ -338,3 +345,4 @@ def _legacy_json(rollout: _Rollout, data: bytes) -> None:
             replay.tool_result(item.get("tool_call_id"), text)
         elif role in ("user", "system", "developer"):
             replay.add("conversation" if role == "user" else "injected", text)
+    return True

@@ -36,7 +36,10 @@ billed and recorded nowhere, and the file does not say whether the model was on 
 such call per prompt (`unseen_calls`, sources/unseen.py), never counted.
 
 Unknown. A gemini message without `tokens` (a cancelled request) is no call; a message of a type other than
-user, gemini, info, error and warning is counted on stderr and left out; the version is not recorded.
+user, gemini, info, error and warning is counted on stderr and left out; the version is not recorded. A file
+that holds no chat record (valid JSON of another shape: an array, as logs.json and checkpoints are, an object
+with no list of messages, messages that are all arrays) is no session, counted on stderr, never a session with
+no calls; an empty one is still being created.
 Checked against: Gemini CLI 0.61.0 driven offline (tests/test_gemini_e2e.py, its TUI in tests/test_gemini_tui.py,
 a subagent in tests/test_gemini_subagent.py), and the 2025-26 files of
 `../shared/corpus`.
@@ -51,7 +54,7 @@ from pathlib import Path
 
 from xshare.sources import same_file, unseen
 from xshare.sources.adapter import first_record, sniff
-from xshare.sources.agent_common import Replay, as_text, content_text
+from xshare.sources.agent_common import Replay, as_text, content_text, holds_no_record, json_objects
 from xshare.sources.recognise import one_document
 from xshare.state.paths import home as user_home
 from xshare.state.store import loads
@@ -60,6 +63,7 @@ AGENT = "gemini"
 NAME = "Gemini CLI"
 FLAG = "gemini_home"
 KIND = "files"
+CHAT = "Gemini CLI chat"  # what its problems call the files and lines they were met in
 # the CLI's own context about the machine and the folder (a listing of up to 200 entries), sent as a user turn:
 # injected context, as Codex's <environment_context> and Claude Code's reminders are
 INJECTED_PREFIXES = ("<session_context>",)
@@ -87,50 +91,62 @@ def discover(homes: list[Path]) -> list[Path]:
     return same_file.unique_files(found)  # a file reached twice (a symlinked home, a hard link) is read once
 
 
-def _document(path: Path, data: bytes, problems: Counter) -> tuple[dict, list[dict]]:
-    """The session's header and its messages, from either file shape."""
-    if one_document(path, data):
-        try:
-            document = loads(data)
-        except ValueError:
-            problems["Gemini CLI chat files that are not JSON (skipped)"] += 1
-            return {}, []
-        if not isinstance(document, dict):
-            return {}, []
-        messages = document.get("messages")
-        return document, [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
+def _chat(path: Path, data: bytes, problems: Counter) -> tuple[dict, list[dict]] | None:
+    """The session's header and its messages, from either file shape; None, counted, when the file holds no
+    chat (not JSON, or JSON of another shape: an array, an object with no list of messages, messages that are
+    all arrays): such a file is no session, not a session with no calls."""
+    if not one_document(path, data):
+        return _appended_chat(data, problems)
+    try:
+        document = loads(data)
+    except ValueError:
+        document = None
+    messages = document.get("messages") if isinstance(document, dict) else None
+    if not isinstance(messages, list) or (messages and not any(isinstance(m, dict) for m in messages)):
+        holds_no_record(CHAT, data, problems)
+        return None
+    return document, _message_objects(messages, problems)
+
+
+def _appended_chat(data: bytes, problems: Counter) -> tuple[dict, list[dict]] | None:
+    """A JSON Lines chat: its header, then its messages (the last record of each), `$set` updates applied."""
     header: dict = {}
     by_id: dict[str, dict] = {}
-    bad = 0
-    for line in data.splitlines():
-        if not line.strip():
-            continue
-        try:
-            record = loads(line)
-        except ValueError:
-            bad += 1
-            continue
-        if not isinstance(record, dict):
-            continue
+    chat_records = 0
+    for record in json_objects(data, problems, CHAT):
         update = record.get("$set")
         if isinstance(update, dict):
+            chat_records += 1
             if isinstance(update.get("messages"), list):
-                by_id = _rewritten(by_id, update["messages"])
+                by_id = _rewritten(by_id, _message_objects(update["messages"], problems))
+            elif "messages" in update:
+                problems["Gemini CLI chat updates whose messages are not a list (skipped)"] += 1
             header.update({key: value for key, value in update.items() if key != "messages"})
         elif "sessionId" in record and "type" not in record:
+            chat_records += 1
             header = {**record, **header}  # the first header wins (the A2A server writes it again)
         elif record.get("id") is not None and "type" in record:
+            chat_records += 1
             by_id[str(record["id"])] = record  # the latest record of a message replaces its earlier ones
-    if bad:
-        problems["Gemini CLI chat lines that are not JSON (skipped)"] += bad
+    if not chat_records:
+        holds_no_record(CHAT, data, problems)
+        return None
     return header, list(by_id.values())
+
+
+def _message_objects(messages: list, problems: Counter) -> list[dict]:
+    """The messages that are objects; any other (an array, a number) is counted and left out."""
+    kept = [message for message in messages if isinstance(message, dict)]
+    if len(kept) < len(messages):
+        problems["Gemini CLI chat messages that are not JSON objects (skipped)"] += len(messages) - len(kept)
+    return kept
 
 
 def _billed(message: object) -> bool:
     return isinstance(message, dict) and isinstance(message.get("tokens"), dict)
 
 
-def _rewritten(by_id: dict[str, dict], messages: list) -> dict[str, dict]:
+def _rewritten(by_id: dict[str, dict], messages: list[dict]) -> dict[str, dict]:
     """A `$set` of the whole list. The A2A server sends its history so; a resume within the same minute
     (0.61) appends the history again without `tokens`, under the ids it had: a record that carried a bill
     keeps it (and its tool results), and a billed record the list leaves out stays, so each billed call
@@ -138,8 +154,6 @@ def _rewritten(by_id: dict[str, dict], messages: list) -> dict[str, dict]:
     merged = {key: old for key, old in by_id.items() if _billed(old)}
     listed: dict[str, dict] = {}
     for index, message in enumerate(messages):
-        if not isinstance(message, dict):
-            continue
         key = str(message["id"]) if message.get("id") is not None else f"#{index}"
         old = by_id.get(key)
         listed[key] = old if _billed(old) and not _billed(message) else message
@@ -215,7 +229,10 @@ def read(path: Path, count: Callable[[str], int], tokenizer: str, problems: Coun
     except OSError:
         problems["Gemini CLI chats that vanished or could not be read"] += 1
         return []
-    header, messages = _document(path, data, problems)
+    chat = _chat(path, data, problems)
+    if chat is None:
+        return []
+    header, messages = chat
     session_id = header.get("sessionId")
     if not isinstance(session_id, str) or not session_id or session_id == "a2a-server":
         session_id = path.stem  # the A2A server gives every chat the same id; the file name is unique

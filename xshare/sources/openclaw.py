@@ -46,7 +46,7 @@ from pathlib import Path
 from xshare.measure.agent_tools import explain_tool
 from xshare.sources import same_file, unzstd
 from xshare.sources.adapter import sniff
-from xshare.sources.agent_common import Replay, as_text, content_text, parse_json
+from xshare.sources.agent_common import Replay, as_text, content_text, holds_no_record, json_objects, parse_json
 from xshare.sources.openclaw_db import COMPRESSED_UNREADABLE, DATABASE_NAME, read_sessions
 from xshare.sources.recognise import compressed
 from xshare.sources.sqlite import SQLITE_MAGIC
@@ -64,6 +64,7 @@ ROLES = frozenset({"user", "assistant", "toolResult", "bashExecution", "custom",
 UNKNOWN_ENTRY = "OpenClaw transcript entries of a type this xshare does not know (skipped)"
 UNKNOWN_ROLE = "OpenClaw messages with a role this xshare does not know (skipped)"
 NO_USAGE = "OpenClaw assistant messages without usage (not counted as calls)"
+TRANSCRIPT = "OpenClaw transcript"  # what its problems call the files and lines they were met in
 
 
 def default_homes() -> list[Path]:
@@ -233,14 +234,11 @@ def read(path: Path, count: Callable[[str], int], tokenizer: str, problems: Coun
             problems[COMPRESSED_UNREADABLE] += 1
             return []
     transcript = _Transcript(path.name.split(".jsonl", 1)[0], count, problems, ledgers is not None)
-    bad = 0
-    for line in data.splitlines():
-        if not line.strip():
-            continue
-        try:
-            transcript.entry(loads(line))
-        except ValueError:
-            bad += 1
-    if bad:
-        problems["OpenClaw transcript lines that are not JSON (skipped)"] += bad
+    held = 0
+    for entry in json_objects(data, problems, TRANSCRIPT):
+        held += 1
+        transcript.entry(entry)
+    if not held:  # no entry of OpenClaw's: no session, not one with no calls
+        holds_no_record(TRANSCRIPT, data, problems)
+        return []
     return [_row(transcript, _groups(path.parent).get(transcript.session_id, "interactive"), tokenizer, ledgers)]

@@ -59,9 +59,23 @@ def hermes(path: Path) -> bool:
 
 def claude(path: Path) -> bool:
     """A Claude Code transcript: JSON Lines of typed records (or an empty .jsonl file, a session not yet
-    written to)."""
-    record = first_record(sniff(path))
-    return (record is not None and isinstance(record.get("type"), str)) or path.suffix == ".jsonl"
+    written to). A .jsonl file whose first line is JSON of another shape (an array, a number) is no one's."""
+    head = sniff(path)
+    record = first_record(head)
+    if record is not None and isinstance(record.get("type"), str):
+        return True
+    return path.suffix == ".jsonl" and not _starts_with_other_json(head)
+
+
+def _starts_with_other_json(head: bytes) -> bool:
+    """Whether a head's first line is whole JSON that is not an object (no agent writes such a line)."""
+    import json  # only when a path is given, as first_record
+
+    line = next((line for line in head.splitlines() if line.strip()), b"")
+    try:
+        return not isinstance(json.loads(line), dict)
+    except ValueError:
+        return False  # empty, or a first line still being written
 
 
 def _small(path: Path, limit: int = 64 << 20) -> bool:
