@@ -24,7 +24,7 @@ from xshare.measure import tokens
 from xshare.sessions import claude_code, counter
 from xshare.sessions.claude_code import measure_one
 from xshare.sources.claude import transcript as claude
-from xshare.sources.claude.copies import lost_calls, owner_key, request_ids
+from xshare.sources.claude.copies import lost_calls, owner_key, scan_ids
 from xshare.sources.claude.transcript import ClaudeTranscript, describe
 
 FORK_ID = "0f1e2d3c-4b5a-4968-8776-655443322110"
@@ -219,7 +219,7 @@ def an_internal_agent(root: Path) -> tuple[Path, Path, Provider]:
 
 def test_an_internal_agent_bills_only_its_own_call(capsys, tmp_path: Path):
     main_path, agent_path, provider = an_internal_agent(tmp_path / "cc")
-    assert request_ids(agent_path) > request_ids(main_path)
+    assert scan_ids(agent_path)[0] > scan_ids(main_path)[0]  # its own call's request id besides the replayed
     row = read(agent_path).row()
     assert row["source"] == "internal" and row["api_calls"] == 1 and row["prompt_tokens_billed"] == provider.calls[-1]
     out, _ = report(capsys, tmp_path / "cc", tmp_path)

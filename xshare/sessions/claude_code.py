@@ -245,7 +245,7 @@ def measure_session(file: TranscriptFile, choice: tokenizers.TokenizerChoice, de
 def copied_here(file: TranscriptFile, times: dict[str, str | None]) -> frozenset[str]:
     """The calls of this file that an earlier transcript of its project folder holds too, as the report
     decides it (sources/claude/copies.py): from the report's cache where it is current, else from the files
-    whose request ids meet this file's (a scan, not a read, of the others)."""
+    whose ids meet this file's calls (a scan, not a read, of the others)."""
     project = claude_copies.project_folder(file.path)
     if not times or project is None:
         return frozenset()
@@ -259,6 +259,8 @@ def copied_here(file: TranscriptFile, times: dict[str, str | None]) -> frozenset
         entry, stat = cached.get(key), _stat(other)
         if entry and stat and (entry.size, entry.mtime_ns) == stat:
             held[key] = (other.source, loads(entry.times))
-        elif not claude_copies.request_ids(other.path).isdisjoint(times):
+            continue
+        scanned = claude_copies.scan_ids(other.path)  # its ids, not its rows
+        if any(claude_copies.holds(scanned, call) for call in times):
             held[key] = (other.source, measure_file(other)[2])
     return claude_copies.lost_calls(held)[path_key(file.path)]
