@@ -164,9 +164,9 @@ def test_copies_in_many_projects_are_settled_alike_on_one_core_and_on_several(tm
                                                                              workers: int):
     """The files holding copies are read again over the workers, as the first reading was: the same rows."""
     monkeypatch.setattr(counter, "PARALLEL_MIN_BYTES", 0)
-    for n in range(4):  # a session and its 1.0.x resume in each of four projects, every one its own id
+    for n in range(4):  # a session and its 1.0.x resume in each of four projects, every one its own ids
         for path in a_fork(tmp_path / "cc" / f"root{n}", marked=False)[:2]:
-            text = path.read_text()
+            text = path.read_text().replace('"req_', f'"req{n}_').replace('"msg_', f'"msg{n}_')
             for old in (path.stem, *(other.stem for other in path.parent.glob("*.jsonl"))):
                 text = text.replace(old, f"{old[:-1]}{n}")
             path.with_name(f"{path.stem[:-1]}{n}.jsonl").write_text(text)

@@ -19,13 +19,15 @@ them. It is just not a call of this file: no bill, no cap, no overhead taken fro
 A call is named by its request id, its message id and the prompt it was billed (`call_key`): every row of
 one response repeats all three, and so does every copy of it. A proxy that sends one constant request id
 (or message id) on every call still gives each call another message id, or another prompt, so its calls
-stay apart.
+stay apart. Copies are settled across every file one command reads (`settle`), whatever folder or root
+holds them: a backup copied into `<project>/sessions/` or into another root bills nothing twice.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from array import array
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from xshare.sources.claude import files, lines
@@ -169,3 +171,27 @@ def lost_calls(held: dict[str, tuple[str, dict[str, str | None]]]) -> dict[str, 
                 best[key] = candidate
     return {path: frozenset(key for key in times if best[key][2] != path) for path, (_, times) in held.items()}
 
+
+def settle(files: Sequence[tuple[str, str]], times_of: Callable[[int], dict[str, str | None]]
+           ) -> dict[str, frozenset[str]]:
+    """`lost_calls` over any number of files (name, source), each one's calls and times given by
+    `times_of(index)`; only the files that lose a call are named. Every file's times are decoded once, and
+    again only for a file holding a call another file may hold too: what stays in memory meanwhile is one
+    hash a call, and the times of the calls whose hash two files share."""
+    hashes, ends = array("q"), array("q")
+    for index in range(len(files)):
+        hashes.extend(hash(key) for key in times_of(index))
+        ends.append(len(hashes))
+    seen: set[int] = set()
+    shared: set[int] = set()
+    for value in hashes:
+        (shared if value in seen else seen).add(value)
+    del seen
+    held: dict[str, tuple[str, dict[str, str | None]]] = {}
+    start = 0
+    for index, end in enumerate(ends):
+        if shared and any(value in shared for value in hashes[start:end]):
+            name, source = files[index]
+            held[name] = (source, {key: time for key, time in times_of(index).items() if hash(key) in shared})
+        start = end
+    return {name: lost for name, lost in lost_calls(held).items() if lost}
