@@ -24,7 +24,7 @@ from xshare.measure import tokens
 from xshare.sessions import claude_code, counter
 from xshare.sessions.claude_code import measure_one
 from xshare.sources.claude import transcript as claude
-from xshare.sources.claude.copies import lost_calls, owner_key, request_ids
+from xshare.sources.claude.copies import lost_calls, owner_key, scan_ids
 from xshare.sources.claude.transcript import ClaudeTranscript, describe
 
 FORK_ID = "0f1e2d3c-4b5a-4968-8776-655443322110"
@@ -164,9 +164,9 @@ def test_copies_in_many_projects_are_settled_alike_on_one_core_and_on_several(tm
                                                                              workers: int):
     """The files holding copies are read again over the workers, as the first reading was: the same rows."""
     monkeypatch.setattr(counter, "PARALLEL_MIN_BYTES", 0)
-    for n in range(4):  # a session and its 1.0.x resume in each of four projects, every one its own id
+    for n in range(4):  # a session and its 1.0.x resume in each of four projects, every one its own ids
         for path in a_fork(tmp_path / "cc" / f"root{n}", marked=False)[:2]:
-            text = path.read_text()
+            text = path.read_text().replace('"req_', f'"req{n}_').replace('"msg_', f'"msg{n}_')
             for old in (path.stem, *(other.stem for other in path.parent.glob("*.jsonl"))):
                 text = text.replace(old, f"{old[:-1]}{n}")
             path.with_name(f"{path.stem[:-1]}{n}.jsonl").write_text(text)
@@ -219,7 +219,7 @@ def an_internal_agent(root: Path) -> tuple[Path, Path, Provider]:
 
 def test_an_internal_agent_bills_only_its_own_call(capsys, tmp_path: Path):
     main_path, agent_path, provider = an_internal_agent(tmp_path / "cc")
-    assert request_ids(agent_path) > request_ids(main_path)
+    assert scan_ids(agent_path)[0] > scan_ids(main_path)[0]  # its own call's request id besides the replayed
     row = read(agent_path).row()
     assert row["source"] == "internal" and row["api_calls"] == 1 and row["prompt_tokens_billed"] == provider.calls[-1]
     out, _ = report(capsys, tmp_path / "cc", tmp_path)

@@ -227,8 +227,9 @@ def test_a_call_with_unusable_usage_is_reported_and_caps_nothing(tmp_path: Path,
 
 
 def test_the_order_of_a_calls_rows_does_not_change_the_share(tmp_path: Path):
-    """Two rows of one request: the one with the larger output is kept, whichever comes first."""
-    small = reply("a2a", "req_2", usage(50, output=5), [{"type": "text", "text": "It is"}], minute=3)
+    """Two rows of one request (the same prompt, as every row of one response has): the one with the larger
+    output is kept, whichever comes first."""
+    small = reply("a2a", "req_2", usage(4000, output=5), [{"type": "text", "text": "It is"}], minute=3)
     large = reply("a2b", "req_2", usage(4000, output=30), [{"type": "text", "text": "in config.py."}], minute=3)
     base = session_rows()[:3]
     first, _ = measured(tmp_path, [*base, small, large], "first")
@@ -236,6 +237,7 @@ def test_the_order_of_a_calls_rows_does_not_change_the_share(tmp_path: Path):
     assert first["exploration_share_of_prompt"] == second["exploration_share_of_prompt"] > 0.05
     assert first["billed_tokens"] == second["billed_tokens"]
     assert first["prompt_tokens_billed"] == second["prompt_tokens_billed"] == 3000 + 4000
+    assert first["usage"]["output"] == second["usage"]["output"] == 20 + 30
 
 
 def test_among_rows_of_equal_output_the_last_is_kept(tmp_path: Path):
@@ -248,7 +250,7 @@ def test_among_rows_of_equal_output_the_last_is_kept(tmp_path: Path):
 def test_a_call_left_open_at_any_line_resumes_to_the_same_numbers(tmp_path: Path):
     """The live hook saves its state between any two lines, also between two rows of one call."""
     rows = session_rows()
-    rows[3:3] = [reply("a2a", "req_2", usage(50, output=5), [{"type": "text", "text": "It is"}], minute=3)]
+    rows[3:3] = [reply("a2a", "req_2", usage(4000, output=5), [{"type": "text", "text": "It is"}], minute=3)]
     path = write_lines(tmp_path / "projects" / "-p" / "whole.jsonl", rows)
     whole = read(path).row()
     for cut in range(1, len(rows)):

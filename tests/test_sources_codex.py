@@ -126,3 +126,27 @@ def test_report_groups_and_header(tmp_path: Path, capsys: pytest.CaptureFixture)
     text = capsys.readouterr().out
     assert "Codex CLI: read" in text and "codex / subagent" in text
     assert "1 session (an agent version that wrote none): counted, its share unknown" in text
+
+
+def test_a_proxys_constant_response_id_folds_no_calls(tmp_path: Path, capsys: pytest.CaptureFixture):
+    """Issue 28, part 3: a usage record is one response by its id and its usage together; a proxy that gives
+    every response one id still has each call's own usage, so each is a call, and the reuse is said on stderr.
+    The same record written twice (same id, same usage) stays one call."""
+    from test_codex_gemini_field import FILE_CHANGE, _command, code_mode_rollout
+
+    real = code_mode_rollout(tmp_path / "real", [[_command("cat notes.txt")], [FILE_CHANGE]])
+    expected, _ = _read(real)
+    assert expected["api_calls"] == 3  # two exec calls and the answer, whose record is written twice
+    proxied = code_mode_rollout(tmp_path / "proxy", [[_command("cat notes.txt")], [FILE_CHANGE]])
+    lines = [json.loads(line) for line in proxied.read_text().splitlines()]
+    for line in lines:
+        if line["type"] == "token_usage_record":
+            line["payload"]["response_id"] = "resp_gateway"
+    proxied.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    row, problems = _read(proxied)
+    assert row == expected
+    assert problems == {codex.REUSED_RESPONSE: 2}
+    assert main(["report", "--all", "--json", "--codex-home", str(tmp_path / "proxy")]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["groups"]["codex/automated"]["api_calls"] == 3
+    assert f"xshare: {codex.REUSED_RESPONSE}: 2\n" in err

@@ -89,7 +89,7 @@ class ClaudeCode:
     def _found(self, file: claude.TranscriptFile, looking: Looking, problems: Counter, detail: bool) -> Found:
         if detail:  # its page measures it (and its subagents' files) itself: html/write.py
             return Found(self.agent, {"id": file.session_id}, Counter(), file.path, transcript=file)
-        row, trouble = measure_one(file, looking.choice)
+        row, trouble = measure_one(file, looking.choice, self.roots(looking.given(self.agent)))
         problems.update(trouble)
         return Found(self.agent, row, Counter(trouble), file.path, transcript=file)
 

@@ -103,26 +103,20 @@ def measure_claude(
 
 def _settle_copies(fresh: dict[str, rows_cache.Entry], files: list[TranscriptFile],
                    choice: tokenizers.TokenizerChoice, workers: int | None = None) -> int:
-    """Each call billed once across the files read: a file holding calls another file holds earlier is read
-    again with them as copies (sources/claude/copies.py). Copies are made within a project folder (a resume
-    or a fork writes beside its parent), so the calls' times are decoded one project at a time, never all at
-    once. Returns how many files were read again."""
+    """Each call billed once across every file read, whatever folder or root holds it: a file holding calls
+    another file holds earlier is read again with them as copies (sources/claude/copies.py). The calls' times
+    are decoded a file at a time, never all at once. Returns how many files were read again."""
     by_key = {path_key(file.path): file for file in files}
-    projects: dict[Path, list[str]] = {}
-    for key in fresh:
-        projects.setdefault(claude_copies.project_folder(by_key[key].path), []).append(key)
-    again: list[tuple[str, frozenset[str]]] = []
-    for keys in projects.values():
-        if len(keys) == 1 and not fresh[keys[0]].copied:
-            continue  # a file alone in its project holds no other file's calls
-        held = {key: (by_key[key].source, loads(fresh[key].times)) for key in keys}
-        again += [(key, lost) for key, lost in claude_copies.lost_calls(held).items()
-                  if tuple(sorted(lost)) != tuple(fresh[key].copied)]
+    names = list(fresh)
+    lost = claude_copies.settle([(name, by_key[name].source) for name in names],
+                                lambda index: loads(fresh[names[index]].times))
+    again = [(name, lost.get(name, frozenset())) for name in names
+             if tuple(sorted(lost.get(name, ()))) != tuple(fresh[name].copied)]
     # read again over every core, as the first reading was (one file is a tenth of a big history's bytes)
     todo = [(by_key[key], (fresh[key].size, fresh[key].mtime_ns)) for key, _ in again]
-    for (key, lost), (row, problems, _) in zip(again, _run(todo, choice, workers, [lost for _, lost in again]),
-                                               strict=True):
-        fresh[key] = fresh[key]._replace(problems=problems, row=row, copied=tuple(sorted(lost)))
+    for (key, lost_here), (row, problems, _) in zip(again, _run(todo, choice, workers, [one for _, one in again]),
+                                                    strict=True):
+        fresh[key] = fresh[key]._replace(problems=problems, row=row, copied=tuple(sorted(lost_here)))
     return len(again)
 
 
@@ -217,21 +211,24 @@ def find_session(wanted: str, claude_roots: list[str] | None = None) -> Transcri
     return next((file for file in claude.discover(roots) if file.session_id == wanted), None)
 
 
-def measure_one(file: TranscriptFile, choice: tokenizers.TokenizerChoice) -> tuple[dict, dict]:
-    """One session's row, with the calls Claude Code billed but wrote into none of its family's files."""
-    _, row, problems = measure_session(file, choice)
+def measure_one(file: TranscriptFile, choice: tokenizers.TokenizerChoice,
+                roots: list[Path] | None = None) -> tuple[dict, dict]:
+    """One session's row, with the calls Claude Code billed but wrote into none of its family's files (the
+    calls a file under `roots` holds earlier left out, as a report over them does)."""
+    _, row, problems = measure_session(file, choice, roots=roots)
     return row, problems
 
 
 def measure_session(file: TranscriptFile, choice: tokenizers.TokenizerChoice, detail: bool = False,
-                    copied: frozenset[str] | None = None) -> tuple[ClaudeTranscript, dict, dict]:
+                    copied: frozenset[str] | None = None,
+                    roots: list[Path] | None = None) -> tuple[ClaudeTranscript, dict, dict]:
     """One session as `xshare session` and its page show it: the reader (with its per-call log when
     `detail`), its row as the report has it, and its problems. The row leaves out calls an earlier file
-    holds (`copied`, else worked out from the files beside it) and adds the calls Claude Code billed but
-    wrote into none of its family's files."""
+    holds (`copied`, else worked out from the files beside it and under `roots`) and adds the calls Claude
+    Code billed but wrote into none of its family's files."""
     counter.use(choice)
     transcript = read_file(file, detail=detail)
-    lost = copied if copied is not None else copied_here(file, transcript.copies.times)
+    lost = copied if copied is not None else copied_here(file, transcript.copies.times, roots)
     if lost:
         transcript = read_file(file, lost, detail)
     row = transcript.row()
@@ -242,23 +239,30 @@ def measure_session(file: TranscriptFile, choice: tokenizers.TokenizerChoice, de
     return transcript, row, dict(transcript.problems)
 
 
-def copied_here(file: TranscriptFile, times: dict[str, str | None]) -> frozenset[str]:
-    """The calls of this file that an earlier transcript of its project folder holds too, as the report
-    decides it (sources/claude/copies.py): from the report's cache where it is current, else from the files
-    whose request ids meet this file's (a scan, not a read, of the others)."""
+def copied_here(file: TranscriptFile, times: dict[str, str | None],
+                roots: list[Path] | None = None) -> frozenset[str]:
+    """The calls of this file that an earlier transcript holds too, of its project folder or under `roots`,
+    as the report decides it (sources/claude/copies.py): from the report's cache where it is current, else
+    from the files whose ids meet this file's calls (a scan, not a read, of the others). Only the calls this
+    file holds are kept of the others', so a view of one session never holds every session's."""
     project = claude_copies.project_folder(file.path)
     if not times or project is None:
         return frozenset()
-    others = [claude.describe(path) for path in claude_copies.transcripts_in(project)]
-    cached = rows_cache.load(counter.current().choice.name, {path_key(other.path) for other in others})
+    paths = {path_key(path): path for path in claude_copies.transcripts_in(project)}
+    paths.update((path_key(other.path), other.path) for other in claude.discover(roots or []))
+    cached = rows_cache.load(counter.current().choice.name, set(paths))
     held = {path_key(file.path): (file.source, times)}
-    for other in others:
-        key = path_key(other.path)
+    for key, path in paths.items():
         if key in held:
             continue
-        entry, stat = cached.get(key), _stat(other)
+        other, entry = claude.describe(path), cached.get(key)
+        stat = _stat(other)
         if entry and stat and (entry.size, entry.mtime_ns) == stat:
-            held[key] = (other.source, loads(entry.times))
-        elif not claude_copies.request_ids(other.path).isdisjoint(times):
-            held[key] = (other.source, measure_file(other)[2])
+            theirs = loads(entry.times)
+        else:
+            scanned = claude_copies.scan_ids(path)
+            if not any(claude_copies.holds(scanned, call) for call in times):
+                continue
+            theirs = measure_file(other)[2]
+        held[key] = (other.source, {call: time for call, time in theirs.items() if call in times})
     return claude_copies.lost_calls(held)[path_key(file.path)]

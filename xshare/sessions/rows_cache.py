@@ -26,8 +26,8 @@ class Entry(NamedTuple):
     mtime_ns: int
     problems: dict | None
     row: bytes  # the row's JSON
-    times: bytes  # JSON of the file's own calls: request id -> its first row's timestamp (or null)
-    copied: tuple  # request ids the file holds but another file bills
+    times: bytes  # JSON of the file's own calls: call key (copies.call_key) -> its first row's timestamp (or null)
+    copied: tuple  # call keys of the calls the file holds but another file bills
 
 
 def cache_file() -> Path:

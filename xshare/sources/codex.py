@@ -25,7 +25,8 @@ counted by its summary text: the encrypted reasoning sent back to the model is o
 prompt (`base_instructions`) is never counted as a message: it is overhead, as for Claude Code.
 
 0.171. Every response also gets a `token_usage_record` line (its `response_id` and usage) right after the
-items it produced; where a file has them they are the calls (a response id once), and `token_count` events
+items it produced; where a file has them they are the calls (a response id and its usage once: the same id
+with other usage, as a proxy's constant id gives, is another call, said on stderr), and `token_count` events
 only repeat them. The base prompt is sent as the first developer message, equal to
 `session_meta.base_instructions.text`: overhead, not injected context. With no model configured, the GPT-6
 models work in code mode: one `exec` tool taking JavaScript, judged by the nested calls it ran
@@ -72,6 +73,8 @@ LINE_TYPES = frozenset({"session_meta", "turn_context", "response_item", "compac
                         "token_usage_record", "world_state"})
 # history items never sent as text: git snapshots for /undo; the tool schemas (overhead, as for every agent)
 SILENT_ITEMS = frozenset({"ghost_snapshot", "additional_tools"})
+REUSED_RESPONSE = ("Codex usage records whose response id an earlier record had with other usage (a proxy's "
+                   "constant id?), each counted as its own call")
 TITLED_FROM = (0, 171)  # the first version seen making a title request nothing records (see sources/unseen.py)
 INJECTED_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<permissions",
                      "<collaboration_mode>", "<user_shell_command>")
@@ -127,7 +130,7 @@ class _Rollout:
         self.usage_seen = False
         self.meta_seen = False
         self.records = False  # 0.171+: a token_usage_record per response, so token_count events are not calls
-        self.responses: set[str] = set()
+        self.responses: dict[str, set[tuple]] = {}  # a response id -> the usages recorded under it
         self.base_prompt: str | None = None
         self.titled = False  # an app-server session (TUI, IDE) of a version known to make a title request
         self.code = CodeMode(self.replay)
@@ -232,9 +235,13 @@ class _Rollout:
             return
         self.usage_seen = True
         if isinstance(response, str) and response:
-            if response in self.responses:
+            recorded = self.responses.setdefault(response, set())
+            same = tuple(sorted((str(name), repr(value)) for name, value in usage.items()))
+            if same in recorded:
                 return  # the same response recorded again
-            self.responses.add(response)
+            if recorded:  # another usage under one id: another call (a proxy's constant id?), not folded
+                self.problems[REUSED_RESPONSE] += 1
+            recorded.add(same)
         self._call(usage, stamp)
 
     def _token_count(self, payload: dict, stamp: str | None) -> None:

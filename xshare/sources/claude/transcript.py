@@ -27,7 +27,7 @@ from xshare.measure.ledger import REREAD, ROUNDING_PER_MESSAGE, USAGE_FIELDS, Le
 from xshare.measure.media import MAX_IMAGE_TOKENS, media_tokens
 from xshare.measure.timestamps import refused
 from xshare.sources.claude import lines
-from xshare.sources.claude.copies import Copies
+from xshare.sources.claude.copies import Copies, call_key, request_of
 from xshare.sources.claude.costs import cost_totals
 from xshare.sources.claude.files import (  # discovery lives there; these names are this module's API too
     AUTOMATED,
@@ -69,6 +69,8 @@ KNOWN_TYPES = frozenset(
     "pr-link tag turn_end atis-latch api-request api-request-shape api-request-blob tools-used cost-state".split()
 )
 _ROW_KINDS = ("assistant", "user", "attachment", "system")
+REUSED_ID = ("calls whose request id an earlier call of the file had (another message id or prompt: a proxy's "
+             "constant id?), each counted as its own call")
 
 
 class ClaudeTranscript(IncrementalLines):
@@ -85,6 +87,7 @@ class ClaudeTranscript(IncrementalLines):
         self.seen_rows: set[str] = set()
         self.tool_categories: dict[str, str] = {}
         self.calls: dict[str, list[int]] = {}
+        self.requests: set[str] | None = None  # the ids those calls go by, to tell one reused (_count_reuse)
         self.problems: Counter[str] = Counter()
         self.entrypoint: str | None = None
         self.cost: dict[str, int] | None = None  # the last cost-state's totals
@@ -181,8 +184,8 @@ class ClaudeTranscript(IncrementalLines):
         if isinstance(origin, str) and origin != get("sessionId"):
             self.forked = True  # a call another session made, copied here with its history
         if usage is not None:
-            key = get("requestId") or message.get("id") or get("uuid")
             snapshot = call_usage(usage)
+            key = call_key(get("requestId"), message.get("id"), snapshot) or get("uuid")
             if self.copies.is_copy(key, row):
                 self._close_call()  # another file bills it; its rows still add context, after this file's call
             elif snapshot is None:
@@ -227,10 +230,20 @@ class ClaudeTranscript(IncrementalLines):
                 self.ledger.revise_call(snapshot[0] - previous[0], delta)
             return
         self._close_call()
+        self._count_reuse(key)
         self.copies.own(key, time)
         self.open_call = {"key": key, "snapshot": snapshot, "thread": thread,
                           "model": model if isinstance(model, str) else None,
                           "time": time if isinstance(time, str) else None}
+
+    def _count_reuse(self, key: str | None) -> None:
+        """A new call whose request id another call had too: a proxy's constant id, said on stderr."""
+        if self.requests is None:  # not saved: rebuilt from the calls after a resume
+            self.requests = {request_of(known) for known in self.calls}
+        if key is not None:
+            if request_of(key) in self.requests:
+                self.problems[REUSED_ID] += 1
+            self.requests.add(request_of(key))
 
     def _close_call(self) -> None:
         """Apply the open call to the ledger, then the context its rows added."""

@@ -1,0 +1,192 @@
+"""Issue 28, parts 3 and 4: a request id that does not identify a request (a proxy sending one constant id on
+every call) folds no calls and is said on stderr; a transcript copied into another folder or root (a backup) is
+billed once by every command that reads many sessions (report, sessions, collect) and by `xshare session`.
+
+Fixtures are invented sessions in Claude Code's row shapes (tests/claude_2_1_fixtures.py); the simulated provider
+records every call it billed, so each test compares with what was billed, not with copied numbers."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+from claude_2_1_fixtures import NewSession, Provider
+from test_sources_claude_forks import RESUMED_ID, a_fork, an_internal_agent, cli_json, read, report, totals
+
+from xshare.cli import main
+from xshare.sources.claude.copies import lost_calls, settle
+from xshare.sources.claude.transcript import REUSED_ID
+
+PROJECT = Path("projects") / "-home-dev-app"
+
+
+def a_session(root: Path, session_id: str = "9d0c3a57-1e2f-4b6a-8c7d-0e1f2a3b4c5d", provider: Provider | None = None,
+              task: str = "Find where the retry policy is configured and explain it.") -> tuple[Path, Provider]:
+    """Seven calls: six reads of growing files, then an answer (each read rides along on every later call)."""
+    provider = provider or Provider()
+    session = NewSession(provider, session_id)
+    session.user(task)
+    for n in range(1, 7):
+        tool = session.call("Let me look." if n == 1 else "", ("Read", {"file_path": f"/home/dev/app/m{n}.py"}))
+        session.result(tool, "\n".join(f"{line}\tdef step_{n}_{line}(): return {line}" for line in range(40 * n)))
+    session.call("The policy is in m3.py: three tries with backoff.")
+    return session.write(root / PROJECT / f"{session_id}.jsonl"), provider
+
+
+def through_a_proxy(path: Path, message_ids: str) -> Path:
+    """The same transcript as a proxy would have it written: one constant request id on every call, and the
+    message ids it gives (`own`: one of its own per response; `constant`: one for all; `none`)."""
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for row in rows:
+        if row.get("type") != "assistant":
+            continue
+        row["requestId"] = "req_proxy_constant"
+        message = row["message"]
+        if message_ids == "own":
+            message["id"] = "gw-" + message["id"][::-1]
+        elif message_ids == "constant":
+            message["id"] = "gw-msg"
+        else:
+            del message["id"]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+# --- part 3: request ids that do not identify a request ------------------------------------------------
+
+
+@pytest.mark.parametrize("message_ids", ["own", "constant", "none"])
+def test_a_proxys_constant_request_id_folds_no_calls(capsys, tmp_path: Path, message_ids: str):
+    real, provider = a_session(tmp_path / "real")
+    expected = read(real).row()
+    assert expected["api_calls"] == len(provider.calls) == 7  # several rows a response, each response one call
+    proxied = through_a_proxy(a_session(tmp_path / "proxy")[0], message_ids)
+    transcript = read(proxied)
+    assert transcript.row() == expected  # every call, its bill and what it carried, as with real ids
+    assert transcript.problems == {REUSED_ID: 6}
+    assert expected["exploration_share_of_context"] > 0.3
+    rows_file = tmp_path / "rows.jsonl"
+    assert main(["report", "--all", "--no-history", "--claude-root", str(tmp_path / "proxy"), "--hermes-db",
+                 str(tmp_path / "none.db"), "--rows", str(rows_file), "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert totals(json.loads(out)) == (7, sum(provider.calls))
+    assert f"xshare: {REUSED_ID}: 6\n" in err  # said, as every other thing not read as it should
+    row = json.loads(rows_file.read_text())
+    assert cli_json(capsys, "session", str(proxied)) == {key: value for key, value in row.items() if key != "machine"}
+
+
+def test_real_ids_are_never_reported_as_reused(tmp_path: Path):
+    path, _ = a_session(tmp_path)
+    assert not read(path).problems
+
+
+@pytest.mark.parametrize("message_ids", ["own", "none"])
+def test_a_resume_of_a_proxied_session_still_bills_each_call_once(capsys, tmp_path: Path, message_ids: str):
+    """1.0.x's resume copies the history (same ids, same usage) into a new file: still copies, however constant
+    the proxy's request id."""
+    parent_path, copy_path, provider = a_fork(tmp_path / "cc", marked=False)
+    for path in (parent_path, copy_path):
+        through_a_proxy(path, message_ids)
+    out, rows = report(capsys, tmp_path / "cc", tmp_path)
+    assert totals(out) == (len(provider.calls), sum(provider.calls))
+    assert rows[RESUMED_ID]["api_calls"] == 2 and rows[parent_path.stem]["api_calls"] == 2
+
+
+def test_an_internal_agent_behind_a_proxy_bills_its_own_call(capsys, tmp_path: Path):
+    """Its replay of the session's calls is the session's; its own call, under the same constant request id but
+    its own message id, is its own."""
+    main_path, agent_path, provider = an_internal_agent(tmp_path / "cc")
+    for path in (main_path, agent_path):
+        through_a_proxy(path, "own")
+    row = read(agent_path).row()
+    assert row["api_calls"] == 1 and row["prompt_tokens_billed"] == provider.calls[-1]
+    out, _ = report(capsys, tmp_path / "cc", tmp_path)
+    assert totals(out) == (len(provider.calls), sum(provider.calls))
+
+
+# --- part 4: copies settled across everything a command reads ------------------------------------------
+
+
+def test_settling_many_files_decides_as_settling_them_together():
+    """`settle` (every file a command reads, a file's times decoded at a time) names the calls each file loses
+    exactly as `lost_calls` (every file's times at once) does, in any order."""
+    rng = random.Random(28)
+    calls = [f"req_{n}\x1fmsg_{n}\x1f{1000 + n}" for n in range(60)]
+    held = {}
+    for n in range(25):
+        times = {key: rng.choice([None, f"2026-11-0{rng.randrange(1, 4)}T09:00:00.000Z"])
+                 for key in rng.sample(calls, rng.randrange(0, 12))}
+        held[f"p{n % 4}/file{n}.jsonl"] = (rng.choice(["interactive", "subagent", "internal"]), times)
+    expected = {name: lost for name, lost in lost_calls(held).items() if lost}
+    assert expected and len(expected) < len(held)
+    for seed in range(5):
+        items = list(held.items())
+        random.Random(seed).shuffle(items)
+        files = [(name, source) for name, (source, _) in items]
+        assert settle(files, lambda index, items=items: dict(items[index][1][1])) == expected
+
+
+def backed_up(tmp_path: Path, where: str) -> tuple[list[str], Path, Path, Provider]:
+    """A session and a backup copy of its transcript: in `<project>/sessions/` (a layout backups use), or in a
+    second Claude root (a copy of the whole config folder). Returns the --claude-root arguments too."""
+    original, provider = a_session(tmp_path / "claude")
+    if where == "sessions folder":
+        copy = original.parent / "sessions" / original.name
+        roots = ["--claude-root", str(tmp_path / "claude")]
+    else:
+        copy = tmp_path / "backup" / PROJECT / original.name
+        roots = ["--claude-root", str(tmp_path / "claude"), "--claude-root", str(tmp_path / "backup")]
+    copy.parent.mkdir(parents=True)
+    shutil.copy2(original, copy)
+    return roots, original, copy, provider
+
+
+def run_json(capsys, *argv: str) -> dict:
+    assert main([*argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("where", ["sessions folder", "another root"])
+def test_a_backup_copy_is_billed_once_by_every_command_that_reads_many(capsys, tmp_path: Path, where: str):
+    roots, original, copy, provider = backed_up(tmp_path, where)
+    billed = (len(provider.calls), sum(provider.calls))
+    no_hermes = ["--hermes-db", str(tmp_path / "none.db")]
+    report_out = run_json(capsys, "report", "--all", "--no-history", *roots, *no_hermes)
+    assert totals(report_out) == billed  # not (14, twice the bill)
+    listed = run_json(capsys, "sessions", "--all", *roots, *no_hermes)["sessions"]
+    assert sorted(entry["api_calls"] for entry in listed) == [0, 7]
+    assert sum(entry["prompt_tokens_billed"] for entry in listed) == billed[1]
+    rows_file = tmp_path / "collected.jsonl"
+    assert main(["collect", "--all", "--rows", str(rows_file), *roots, *no_hermes]) == 0
+    capsys.readouterr()
+    collected = [json.loads(line) for line in rows_file.read_text().splitlines()]
+    assert sum(row["api_calls"] for row in collected) == billed[0]
+    assert sum(row["prompt_tokens_billed"] for row in collected) == billed[1]
+    # each file's own view says what the report says: one of the two bills the calls, the other holds copies
+    views = [run_json(capsys, "session", str(path), *roots) for path in (original, copy)]
+    assert sorted((view["api_calls"], view["prompt_tokens_billed"]) for view in views) == [(0, 0), billed]
+    # a second report, from its cache, says the same; with the original gone, the copy bills its calls
+    assert totals(run_json(capsys, "report", "--all", "--no-history", *roots, *no_hermes)) == billed
+    original.unlink()
+    assert totals(run_json(capsys, "report", "--all", "--no-history", *roots, *no_hermes)) == billed
+
+
+@pytest.mark.parametrize("message_ids", ["own", "none"])
+def test_sessions_in_other_projects_through_one_proxy_keep_their_own_calls(capsys, tmp_path: Path, message_ids: str):
+    """Settled across every file read, two sessions sent through one proxy's constant request id are still two
+    sessions' calls: their message ids, or the prompts they were billed, differ."""
+    provider = Provider()
+    first, _ = a_session(tmp_path / "cc", "11111111-1e2f-4b6a-8c7d-0e1f2a3b4c5d", provider)
+    second, _ = a_session(tmp_path / "other", "22222222-1e2f-4b6a-8c7d-0e1f2a3b4c5d", provider,
+                          task="Why does the second retry wait so long?")
+    moved = tmp_path / "cc" / "projects" / "-home-dev-other" / second.name
+    moved.parent.mkdir(parents=True)
+    second.rename(moved)
+    for path in (first, moved):
+        through_a_proxy(path, message_ids)
+    out, rows = report(capsys, tmp_path / "cc", tmp_path)
+    assert totals(out) == (14, sum(provider.calls))
+    assert rows[first.stem]["api_calls"] == rows[moved.stem]["api_calls"] == 7
