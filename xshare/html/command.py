@@ -78,7 +78,10 @@ def ambiguous_line(ambiguous: Ambiguous) -> str:
     """Why an id prefix is refused, with the candidates (as git lists them), on one line (`html`, `session`)."""
     shown = ", ".join(ambiguous.candidates[:20])
     more = f" and {len(ambiguous.candidates) - 20:,} more" if len(ambiguous.candidates) > 20 else ""
-    return f"{ambiguous.wanted!r} names {len(ambiguous.candidates):,} sessions; give more of the id: {shown}{more}"
+    count = len(ambiguous.candidates)
+    what = (f"{count:,} subagent sessions (the file of the session that ran them is gone)"
+            if ambiguous.why == "subagents" else f"{count:,} sessions")
+    return f"{ambiguous.wanted!r} names {what}; give more of the id: {shown}{more}"
 
 
 def _done(path: Path, open_it: bool) -> int:

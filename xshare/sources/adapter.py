@@ -67,6 +67,8 @@ class Ambiguous:
 
     wanted: str
     candidates: list[str]
+    # "prefix"; "subagents": a prefix no session's own id starts with, only subagents' whose session is gone
+    why: str = "prefix"
 
 
 @runtime_checkable
