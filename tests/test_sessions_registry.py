@@ -166,3 +166,21 @@ def test_a_prefix_names_a_session_before_its_subagents_and_them_when_it_is_gone(
     code, out, err = run(capsys, "session", main_file.parent_id[:8], "--json", *flags)
     assert code == 0 and json.loads(out)["id"] == main_file.parent_id, err  # the session, not its subagents
 
+
+def test_an_id_two_files_hold_is_refused_with_both(tmp_path: Path, capsys: pytest.CaptureFixture):
+    """One id in two Hermes databases, and a Gemini chat resumed into a second file under its id: `session`
+    and `html` name both files rather than answer with whichever they read first."""
+    first, second = hermes_db(tmp_path / "one" / "state.db"), hermes_db(tmp_path / "two" / "state.db")
+    gemini, _ = gemini_json(tmp_path / "gemini")
+    shutil.copyfile(gemini, gemini.with_name(f"session-2026-02-11T10-00-{GEMINI_ID[:8]}.json"))
+    flags = ["--hermes-db", str(first), "--hermes-db", str(second), "--gemini-home", str(tmp_path / "gemini"),
+             "--estimate"]
+    for command in ("session", "html"):
+        for session_id, where in ((HERMES_ID, (first, second)), (GEMINI_ID, (gemini, gemini.with_name(
+                f"session-2026-02-11T10-00-{GEMINI_ID[:8]}.json")))):
+            code, out, err = run(capsys, command, session_id, *flags)
+            assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+            assert f"{session_id!r} is the id of 2 sessions in different files" in err
+            assert all(str(path) in err for path in where), err
+    code, out, err = run(capsys, "session", HERMES_ID, "--json", "--hermes-db", str(second), "--estimate")
+    assert code == 0 and json.loads(out)["id"] == HERMES_ID, err  # that database named alone: its session

@@ -75,10 +75,14 @@ def _found_html(args: HtmlOptions, looking: Looking, out: Path | None, origin: C
 
 
 def ambiguous_line(ambiguous: Ambiguous) -> str:
-    """Why an id prefix is refused, with the candidates (as git lists them), on one line (`html`, `session`)."""
+    """Why an id, a prefix or a database is refused, with the candidates (as git lists them), on one line
+    (`html`, `session`)."""
     shown = ", ".join(ambiguous.candidates[:20])
     more = f" and {len(ambiguous.candidates) - 20:,} more" if len(ambiguous.candidates) > 20 else ""
     count = len(ambiguous.candidates)
+    if ambiguous.why == "same id":
+        return (f"{ambiguous.wanted!r} is the id of {count:,} sessions in different files; give its file instead (a "
+                f"database's session: the id, with only that database named): {shown}{more}")
     what = (f"{count:,} subagent sessions (the file of the session that ran them is gone)"
             if ambiguous.why == "subagents" else f"{count:,} sessions")
     return f"{ambiguous.wanted!r} names {what}; give more of the id: {shown}{more}"
