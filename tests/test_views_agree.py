@@ -4,7 +4,8 @@ and every view counts the sessions of each kind alike: on the demo, on an invent
 (subagents whose session is gone, Hermes's rotations, one id in two databases, Gemini's A2A chats), and on
 ../shared/corpus.
 
-`session --json` runs for every invented session and for a spread of the corpus's (each agent and kind,
+On the demo, the status line shows each session's share and calls as its row has them. `session --json`
+runs for every invented session and for a spread of the corpus's (each agent and kind,
 subagents among them); one report, one `sessions --json` and one `html --index` serve the rest.
 """
 
@@ -23,10 +24,13 @@ from agent_fixtures import codex_session, gemini_json, openclaw_session, opencod
 from claude_2_1_fixtures import ORPHAN_SESSION, orphan_subagents
 from conftest import CORPUS, needs_corpus
 from hermes_fixtures import hermes_rotations
+from test_live_statusline import status_payload  # tests/ is on sys.path
 
 from xshare.cli import main
 from xshare.demo.corpus import write_demo_corpus
 from xshare.html.cells import AGENTS
+from xshare.live import session_state, statusline
+from xshare.sources.claude.files import discover
 from xshare.text import pct
 
 AGENT_OF_NAME = {name: agent for agent, name in AGENTS.items()}  # the index shows some agents by name
@@ -50,6 +54,7 @@ class Views:
 
     rows: list[dict]
     report: dict
+    text: str  # the report as printed
     listed: dict  # with --subagents
     own: dict  # without: the sessions not run inside another
     index: Path
@@ -67,6 +72,8 @@ def gather(capsys: pytest.CaptureFixture, tmp_path: Path, flags: list[str]) -> V
     code, out, err = run(capsys, "report", "--all", "--no-history", "--json", "--rows", str(rows), *flags)
     assert code == 0, err
     report = json.loads(out)
+    code, text, err = run(capsys, "report", "--all", "--no-history", *flags)
+    assert code == 0, err
     code, out, err = run(capsys, "sessions", "--all", "--json", "--subagents", "--limit", "0", *flags)
     assert code == 0, err
     listed = json.loads(out)
@@ -75,7 +82,7 @@ def gather(capsys: pytest.CaptureFixture, tmp_path: Path, flags: list[str]) -> V
     own = json.loads(out)
     code, _, err = run(capsys, "html", "--index", "-o", str(index), *[flag for flag in flags if flag != "--all"])
     assert code == 0, err
-    return Views([json.loads(line) for line in rows.read_text().splitlines()], report, listed, own, index)
+    return Views([json.loads(line) for line in rows.read_text().splitlines()], report, text, listed, own, index)
 
 
 def index_rows(index: Path) -> dict[tuple[str, str], list[Listed]]:
@@ -126,28 +133,10 @@ def assert_session_agrees(row: dict, listed: dict, indexed: Listed, page: Listed
 
 
 def assert_views_agree(views: Views) -> Counter:
-    """Every session alike in every view, and every view's count of each kind alike; the kinds counted."""
+    """Every view's count of each kind alike, and every session alike in every view; the kinds counted."""
     kinds = Counter(row["source"] for row in views.rows)
-    assert views.report["sessions"] == len(views.rows) == views.listed["sessions_in_window"]
-    assert views.listed["by_kind"] == dict(kinds) and views.listed["not_listed"] == {}
-    inside = {kind: count for kind, count in kinds.items() if kind in ("subagent", "internal")}
-    assert views.own["not_listed"] == inside and views.own["sessions_in_window"] == len(views.rows)
-    assert Counter(entry["source"] for entry in views.own["sessions"]) == kinds - Counter(inside)
-    groups: dict[str, list[dict]] = {}
-    for row in views.rows:
-        groups.setdefault(f"{row['agent']}/{row['source']}", []).append(row)
-    assert set(views.report["groups"]) == set(groups)
-    for key, members in groups.items():
-        group = views.report["groups"][key]
-        assert (group["sessions"], group["api_calls"], group["prompt_tokens_billed"]) == (
-            len(members), sum(row["api_calls"] for row in members),
-            sum(row["prompt_tokens_billed"] for row in members)), key
-    header = re.search(r'<p class="sub">([0-9,]+) sessions? \(([^)]*)\), newest first', views.index.read_text())
-    assert int(header.group(1).replace(",", "")) == len(views.rows)
-    assert dict((kind, int(count.replace(",", ""))) for count, kind in
-                re.findall(r"(\d[\d,]*) ([^\s,]+)", header.group(2))) == dict(kinds)
-    listed = _by_session(views.listed["sessions"])
-    indexed = index_rows(views.index)
+    assert_counts_alike(views, kinds)
+    listed, indexed = _by_session(views.listed["sessions"]), index_rows(views.index)
     assert Counter({key: len(entries) for key, entries in indexed.items()}) == Counter(
         (row["agent"], row["id"]) for row in views.rows)
     hrefs = [entry.href for entries in indexed.values() for entry in entries]
@@ -161,6 +150,34 @@ def assert_views_agree(views: Views) -> Counter:
                                             strict=True):
             assert_session_agrees(row, seen, entry, page)
     return kinds
+
+
+def assert_counts_alike(views: Views, kinds: Counter) -> None:
+    """The report (its JSON and its text), `sessions` with and without --subagents, and the index's header
+    count the sessions, and those of each kind, as the rows do."""
+    assert views.report["sessions"] == len(views.rows) == views.listed["sessions_in_window"]
+    assert views.listed["by_kind"] == dict(kinds) and views.listed["not_listed"] == {}
+    inside = {kind: count for kind, count in kinds.items() if kind in ("subagent", "internal")}
+    assert views.own["not_listed"] == inside and views.own["sessions_in_window"] == len(views.rows)
+    assert Counter(entry["source"] for entry in views.own["sessions"]) == kinds - Counter(inside)
+    groups: dict[str, list[dict]] = {}
+    for row in views.rows:
+        groups.setdefault(f"{row['agent']}/{row['source']}", []).append(row)
+    summed = {key: (len(members), sum(row["api_calls"] for row in members),
+                    sum(row["prompt_tokens_billed"] for row in members)) for key, members in groups.items()}
+    assert {key: (group["sessions"], group["api_calls"], group["prompt_tokens_billed"])
+            for key, group in views.report["groups"].items()} == summed
+    table = views.text.split("\nAgent / source", 1)[1].split("\n\n", 1)[0]  # the first: sessions, calls, shares
+    printed = re.findall(r"^(\S+) / (\S+) +([\d,]+) +([\d,]+) ", table, re.MULTILINE)
+    assert {f"{agent}/{source}": (_number(sessions), _number(calls)) for agent, source, sessions, calls in printed} == {
+        key: figures[:2] for key, figures in summed.items()}
+    header = re.search(r'<p class="sub">([0-9,]+) sessions? \(([^)]*)\), newest first', views.index.read_text())
+    assert _number(header.group(1)) == len(views.rows)
+    assert {kind: _number(count) for count, kind in re.findall(r"(\d[\d,]*) ([^\s,]+)", header.group(2))} == kinds
+
+
+def _number(text: str) -> int:
+    return int(text.replace(",", ""))
 
 
 def _order(values: tuple) -> tuple:
@@ -193,11 +210,17 @@ def assert_session_json_agrees(capsys: pytest.CaptureFixture, views: Views, flag
 
 
 def test_the_demo_counts_alike_in_every_view(tmp_path: Path, capsys: pytest.CaptureFixture):
-    views = gather(capsys, tmp_path, ["--demo", "--estimate"])
+    views = gather(capsys, tmp_path, ["--demo"])  # the tokenizer the hook counts with, for the status line
     kinds = assert_views_agree(views)
     assert kinds == {"interactive": 6, "subagent": 1, "internal": 1}
-    written = write_demo_corpus(tmp_path / "demo")  # the same invented corpus, for `session`
-    assert_session_json_agrees(capsys, views, ["--claude-root", str(written), "--estimate"], views.rows)
+    written = write_demo_corpus(tmp_path / "demo")  # the same invented corpus, for `session` and the hook
+    assert_session_json_agrees(capsys, views, ["--claude-root", str(written)], views.rows)
+    rows = {row["id"]: row for row in views.rows}
+    for file in (file for file in discover([written]) if not file.parent_id):
+        session_state.update(file.path)  # as the hook does after a tool batch
+        row = rows[file.session_id]
+        line = statusline.render(status_payload(file.path), "{context} of context · {calls} calls", None, False)
+        assert line == f"{pct(row['exploration_share_of_context'])} of context · {row['api_calls']:,} calls"
 
 
 # --- every agent, invented: what made the views disagree -----------------------------------------------
