@@ -43,8 +43,8 @@ def _in_order(entries: list[Linked], nested: bool) -> list[tuple[Linked, bool]]:
 
     children: dict[str, list[Linked]] = {}
     for entry in entries:
-        if parent_of(entry):
-            children.setdefault(parent_of(entry), []).append(entry)
+        if parent := parent_of(entry):
+            children.setdefault(parent, []).append(entry)
     shown: list[tuple[Linked, bool]] = []
     placed: set[int] = set()
     roots = [entry for entry in entries if not parent_of(entry)]
@@ -150,8 +150,9 @@ def habits_table(summaries: list[dict]) -> str:
 
 def render_index(entries: list[Linked], tokenizer: TokenizerChoice, chart: str = "",
                  habits: list[dict] | None = None) -> str:
-    """Every session with its share, size and date, each linked to its page; subagents under their parent;
-    with `habits` (the sessions' habits summaries), the habits table and each session's costliest habit."""
+    """Every session with its share, size and date, each linked to its page, counted by kind; the sessions
+    a session ran or that continue it under it; with `habits` (the sessions' habits summaries), the habits
+    table and each session's costliest habit."""
     note = f" ({esc(tokenizer.note)})" if tokenizer.note else ""
     sessions = f"{len(entries):,} session{'s' if len(entries) != 1 else ''}"
     return "".join([
