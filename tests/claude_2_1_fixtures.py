@@ -15,6 +15,7 @@ SYSTEM_TEXT = "You are a coding agent working in an invented repository. " * 40
 TOOLS = [{"name": name, "description": f"The {name} tool. " * 30, "input_schema": {"type": "object"}}
          for name in ("Read", "Bash", "Grep", "Agent")]
 OVERHEAD = 900  # what the simulated provider bills for system prompt and tools on every call
+ORPHAN_SESSION = "5b0e9a1c-0d2e-4f3a-8b4c-5d6e7f8091a2"  # its subagents' files remain, its own is gone
 
 
 def chars(text: str) -> int:
@@ -191,3 +192,15 @@ def a_session_with_a_subagent_and_a_compaction(root: Path, *, tries: int = 1, en
     main_path = main.write(folder / f"{main.session_id}.jsonl")
     agent_path = agent.write(folder / main.session_id / "subagents" / f"agent-{agent.agent_id}.jsonl")
     return main_path, agent_path, provider
+
+
+def orphan_subagents(projects: Path) -> None:
+    """Two subagents' transcripts of a session whose own transcript is gone."""
+    provider = Provider()
+    for agent_id in ("a1f0c2d3e4b5a697", "a2e1d0c3b4a59687"):
+        agent = NewSession(provider, ORPHAN_SESSION, agent_id=agent_id)
+        agent.user("read the tests")
+        tool = agent.call("", ("Grep", {"pattern": "def test_"}))
+        agent.result(tool, "\n".join(f"tests/test_app.py:{n}:def test_{n}():" for n in range(1, 30)))
+        agent.call("The tests cover the app.")
+        agent.write(projects / "-home-dev-app" / ORPHAN_SESSION / "subagents" / f"agent-{agent_id}.jsonl")

@@ -430,3 +430,30 @@ def build_standard(path: Path, version: int = 22, **options) -> Path:
         db.message("s-nm", "user", "fix the parser", api_content="fix the parser\n\nCode matching this prompt: p.py")
         db.message("s-nm", "assistant", "ok")
     return db.close()
+
+
+def hermes_rotations(path: Path, second: Path) -> None:
+    """A weixin session continued twice after compactions (a child, then a grandchild), a subagent it
+    delegated to, and a session whose id a second database holds too."""
+    db, other = HermesDb(path), HermesDb(second)
+    chain = [("w-0001", None), ("w-0002", "w-0001"), ("w-0003", "w-0002")]
+    for number, (sid, parent) in enumerate(chain, 1):
+        db.session(sid, "weixin", parent=parent, end_reason="compression" if number < 3 else None,
+                   tokens=(1000 * number, 0, 0, 40), api_calls=2)
+        _exchange(db, sid, f"src/part{number}.py")
+    db.session("w-sub", "subagent", parent="w-0001", model_config={"_delegate_from": "w-0001"},
+               tokens=(700, 0, 0, 20), api_calls=2)
+    _exchange(db, "w-sub", "src/helper.py")
+    for database, size in ((db, 900), (other, 1900)):
+        database.session("twice-0001", "cli", tokens=(size, 0, 0, 30), api_calls=2)
+        _exchange(database, "twice-0001", "README.md")
+    db.close()
+    other.close()
+
+
+def _exchange(db: HermesDb, sid: str, read: str) -> None:
+    db.message(sid, "user", f"what is in {read}?")
+    db.message(sid, "assistant", "", tool_calls=[call("read_file", {"path": read}, f"{sid}-c1")])
+    db.message(sid, "tool", read_result("\n".join(f"{n}|line {n}" for n in range(40))), tool_call_id=f"{sid}-c1",
+               tool_name="read_file")
+    db.message(sid, "assistant", f"{read} holds forty lines.")

@@ -8,9 +8,10 @@ import json
 
 import pytest
 from agent_fixtures import codex_session, gemini_jsonl
+from hermes_fixtures import hermes_rotations
 
 from xshare.cli import main
-from xshare.commands.sessions import short_ids
+from xshare.measure.ids import short_ids
 
 
 def _sessions(capsys, *arguments: str) -> tuple[int, str, str]:
@@ -25,7 +26,7 @@ def test_demo_list_newest_first_with_ids_session_takes(capsys, monkeypatch):
     assert code == 0 and "Traceback" not in err
     listed = json.loads(out)["sessions"]
     starts = [entry["started_at"] for entry in listed]
-    assert starts == sorted(starts, reverse=True) and len(listed) == json.loads(out)["sessions_in_window"]
+    assert starts == sorted(starts, reverse=True) and len(listed) == json.loads(out)["listed"]
     assert all(entry["id"].startswith(entry["short_id"]) for entry in listed)
     assert all(entry["project"] and entry["project"].startswith("-home-") for entry in listed)
     report = main(["report", "--demo", "--json", "--estimate"])
@@ -41,6 +42,26 @@ def test_text_fits_the_width_and_says_how_many_more(capsys, monkeypatch, columns
     assert max(map(len, out.splitlines())) <= columns
     assert "more in the window: `--limit" in out and "--subagents" in out
     assert "-home-dev-" in out
+
+
+def test_a_hermes_session_continuing_another_is_listed_as_the_report_counts_it(tmp_path, capsys, monkeypatch):
+    """Issue 28: Hermes's weixin source had 8 sessions in the report and 1 in `sessions`, which left out every
+    session with a parent as a subagent; a rotation continuing its parent after a compaction is its platform's
+    session. Sessions are listed and left out by kind, as the report counts them."""
+    monkeypatch.setenv("COLUMNS", "200")
+    db = tmp_path / "hermes" / "state.db"
+    hermes_rotations(db, tmp_path / "other" / "state.db")
+    assert main(["report", "--all", "--json", "--estimate", "--no-history", "--hermes-db", str(db)]) == 0
+    groups = json.loads(capsys.readouterr().out)["groups"]
+    assert (groups["hermes/weixin"]["sessions"], groups["hermes/subagent"]["sessions"]) == (3, 1)
+    code, out, err = _sessions(capsys, "--json", "--limit", "0", "--hermes-db", str(db))
+    listed = json.loads(out)
+    assert code == 0 and [entry["source"] for entry in listed["sessions"]].count("weixin") == 3, err
+    assert listed["sessions_in_window"] == 5 and listed["listed"] == 4 and listed["not_listed"] == {"subagent": 1}
+    assert listed["by_kind"] == {"interactive": 1, "subagent": 1, "weixin": 3}
+    code, out, _ = _sessions(capsys, "--hermes-db", str(db))
+    assert code == 0 and out.count("hermes/weixin") == 3
+    assert out.splitlines()[-1] == "1 subagent session not listed: `--subagents` lists them too"
 
 
 def testshort_ids_grow_until_unique_and_leave_subagents_whole():

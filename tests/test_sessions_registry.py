@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from agent_fixtures import codex_session, gemini_json, openclaw_session, opencode_db
+from claude_2_1_fixtures import ORPHAN_SESSION, orphan_subagents
 from hermes_fixtures import HermesDb
 
 from xshare.cli import main
@@ -145,3 +146,41 @@ def test_html_finds_a_claude_session_when_another_agents_flag_is_given(isolated_
     # named folders are where it looks (issue 21): Hermes's alone does not hold a Claude Code session
     code, _, err = run(capsys, "html", session_id, "--hermes-db", str(files["hermes"]), "-o", str(page))
     assert code == 2 and "matches" in err
+
+
+def test_a_prefix_names_a_session_before_its_subagents_and_them_when_it_is_gone(tmp_path: Path,
+                                                                              capsys: pytest.CaptureFixture):
+    """Issue 28: `xshare session 52af37d3` said no session matched, though four subagents' ids start with it
+    (their session's own transcript was gone)."""
+    projects = write_demo_corpus(tmp_path / "claude")
+    orphan_subagents(projects)
+    flags = ["--claude-root", str(projects), "--estimate"]
+    for command in ("session", "html"):
+        code, out, err = run(capsys, command, ORPHAN_SESSION[:8], *flags)
+        assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+        assert "names 2 subagent sessions (the file of the session that ran them is gone)" in err
+        assert f"{ORPHAN_SESSION}/agent-a1f0c2d3e4b5a697 (claude-code)" in err and "agent-a2e1d0c3b4a59687" in err
+    code, out, err = run(capsys, "session", f"{ORPHAN_SESSION}/agent-a2e1", "--json", *flags)
+    assert code == 0 and json.loads(out)["id"] == f"{ORPHAN_SESSION}/agent-a2e1d0c3b4a59687", err
+    main_file = next(file for file in discover([projects]) if file.parent_id and file.parent_id != ORPHAN_SESSION)
+    code, out, err = run(capsys, "session", main_file.parent_id[:8], "--json", *flags)
+    assert code == 0 and json.loads(out)["id"] == main_file.parent_id, err  # the session, not its subagents
+
+
+def test_an_id_two_files_hold_is_refused_with_both(tmp_path: Path, capsys: pytest.CaptureFixture):
+    """One id in two Hermes databases, and a Gemini chat resumed into a second file under its id: `session`
+    and `html` name both files rather than answer with whichever they read first."""
+    first, second = hermes_db(tmp_path / "one" / "state.db"), hermes_db(tmp_path / "two" / "state.db")
+    gemini, _ = gemini_json(tmp_path / "gemini")
+    shutil.copyfile(gemini, gemini.with_name(f"session-2026-02-11T10-00-{GEMINI_ID[:8]}.json"))
+    flags = ["--hermes-db", str(first), "--hermes-db", str(second), "--gemini-home", str(tmp_path / "gemini"),
+             "--estimate"]
+    for command in ("session", "html"):
+        for session_id, where in ((HERMES_ID, (first, second)), (GEMINI_ID, (gemini, gemini.with_name(
+                f"session-2026-02-11T10-00-{GEMINI_ID[:8]}.json")))):
+            code, out, err = run(capsys, command, session_id, *flags)
+            assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+            assert f"{session_id!r} is the id of 2 sessions in different files" in err
+            assert all(str(path) in err for path in where), err
+    code, out, err = run(capsys, "session", HERMES_ID, "--json", "--hermes-db", str(second), "--estimate")
+    assert code == 0 and json.loads(out)["id"] == HERMES_ID, err  # that database named alone: its session

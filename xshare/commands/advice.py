@@ -18,9 +18,9 @@ from xshare.text import output_width, pct, printable_lines, table, wrap
 
 def cmd_advice(args: argparse.Namespace) -> int:
     from xshare.commands.report import sessions_in_window
-    from xshare.commands.sessions import short_ids
     from xshare.html.habit_store import habit_summaries
     from xshare.html.habits import pool
+    from xshare.measure.ids import short_ids
     from xshare.measure.prices import PriceError
 
     try:  # a bad --prices file is refused before anything is read

@@ -12,58 +12,54 @@ import sys
 from xshare.commands.common import looking, print_json
 from xshare.text import output_width, pct, printable, printable_lines, table
 
-SHORTEST_ID = 8  # as git abbreviates: long enough to be unique almost always, grown where it is not
 PROJECT_WIDTH = 28  # a project folder longer than this keeps its end, which tells projects apart
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
     from xshare.commands.report import sessions_in_window
+    from xshare.measure.ids import short_ids
+    from xshare.measure.row import RUN_INSIDE, count_kinds
     from xshare.sessions.projects import project_names
 
     found = sessions_in_window(args, "sessions")
     if found is None:
         return 2
     window, measured, rows = found
-    listed = sorted((row for row in rows if args.subagents or not row.get("parent")),
+    rows = list(rows)
+    # by kind, as the report counts them: a Hermes session continuing another is still its platform's session
+    listed = sorted((row for row in rows if args.subagents or row["source"] not in RUN_INSIDE),
                     key=lambda row: row.get("started_at") or "", reverse=True)
-    subagents = len(rows) - len(listed)
+    not_listed = count_kinds(row for row in rows if not args.subagents and row["source"] in RUN_INSIDE)
     shown = listed[:args.limit] if args.limit else listed
     names = project_names(looking(args, measured.tokenizer, window.since, warn=False))
     short = short_ids(row["id"] for _, row in measured.rows.pairs())  # once: every measured id, not per entry
     entries = [_entry(row, names, short) for row in shown]
     if args.json:
-        print_json({"window": window.describe(), "sessions_in_window": len(listed), "shown": len(entries),
-                    "subagent_sessions_not_listed": subagents, "sessions": entries})
+        print_json({"window": window.describe(), "sessions_in_window": len(rows), "by_kind": count_kinds(rows),
+                    "listed": len(listed), "shown": len(entries), "not_listed": not_listed, "sessions": entries})
         return 0
     sys.stdout.write(_text(entries, output_width()))
     more = len(listed) - len(shown)
     if more:
         print(f"{more:,} more in the window: `--limit {len(listed)}` lists them all")
-    if subagents:
-        print(f"{subagents:,} subagent sessions not listed: `--subagents` lists them too")
+    if not_listed:
+        print(f"{_kinds_words(not_listed)} not listed: `--subagents` lists them too")
     return 0
 
 
-def short_ids(ids) -> dict[str, str]:
-    """Each id's shortest prefix (at least SHORTEST_ID characters) no other id starts with; a subagent's
-    id (session/agent) in full, as an id prefix names its session."""
-    ids = sorted(set(ids))
-    short = {session_id: session_id for session_id in ids if "/" in session_id}
-    ids = [session_id for session_id in ids if "/" not in session_id]  # a prefix never names a subagent
-    for index, session_id in enumerate(ids):
-        neighbours = [other for other in ids[max(index - 1, 0):index + 2] if other != session_id]
-        length = SHORTEST_ID
-        while length < len(session_id) and any(other.startswith(session_id[:length]) for other in neighbours):
-            length += 1
-        short[session_id] = session_id[:length]
-    return short
+def _kinds_words(counts: dict[str, int]) -> str:
+    """Sessions by kind in words: "86 subagent and 16 internal sessions"."""
+    from xshare.measure.row import kinds_text  # with the command: the CLI's start-up imports no measuring
+
+    total = sum(counts.values())
+    return f"{kinds_text(counts)} session{'s' if total != 1 else ''}"
 
 
 def _entry(row: dict, names: dict, short: dict[str, str]) -> dict:
     from xshare.sessions.projects import project_of
 
     return {"id": row["id"], "short_id": short.get(row["id"], row["id"]), "started_at": row.get("started_at"),
-            "agent": row["agent"], "source": row["source"], "api_calls": row["api_calls"],
+            "agent": row["agent"], "source": row["source"], "parent": row.get("parent"), "api_calls": row["api_calls"],
             "prompt_tokens_billed": row["prompt_tokens_billed"],
             "exploration_share_of_context": row.get("exploration_share_of_context"),
             "project": project_of(names, row["agent"], row["id"])}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from xshare.html.analysis import Linked, from_ledger
 from xshare.html.session_page import render_session
-from xshare.html.write import page_name, page_path, shown_path
+from xshare.html.write import page_path, shown_path, unique_page
 from xshare.sessions import counter as session_counter
 from xshare.sessions.registry import BY_AGENT, REGISTRY
 from xshare.sources.adapter import Found, Looking
@@ -30,9 +30,11 @@ def write_found_page(found: Found, out: Path | None = None, index_href: str | No
     return target
 
 
-def ledger_pages(looking: Looking, folder: Path, problems: Counter) -> list[Linked]:
+def ledger_pages(looking: Looking, folder: Path, problems: Counter, taken: set[str] | None = None) -> list[Linked]:
     """Every session of the agents read into a ledger (all but those with transcripts of their own, whose
-    pages html/write.py writes), each page written into `folder`; the index's entries."""
+    pages html/write.py writes), each page written into `folder` under a name not `taken` (a name it takes
+    is added); the index's entries."""
+    taken = set() if taken is None else taken
     entries = []
     for adapter in REGISTRY:
         if adapter.kind == "transcripts" or looking.given(adapter.agent) == []:
@@ -43,7 +45,7 @@ def ledger_pages(looking: Looking, folder: Path, problems: Counter) -> list[Link
             rows = adapter.read(path, looking.choice, found, ledgers)
             problems.update(found)
             for row in rows:
-                page = folder / page_name(row["id"])
+                page = unique_page(folder, row["id"], taken)
                 write_found_page(Found(adapter.agent, row, found, path, ledgers.get(row["id"])), page, "index.html")
                 entries.append(Linked(row, page.name))
     return entries

@@ -75,10 +75,17 @@ def _found_html(args: HtmlOptions, looking: Looking, out: Path | None, origin: C
 
 
 def ambiguous_line(ambiguous: Ambiguous) -> str:
-    """Why an id prefix is refused, with the candidates (as git lists them), on one line (`html`, `session`)."""
+    """Why an id, a prefix or a database is refused, with the candidates (as git lists them), on one line
+    (`html`, `session`)."""
     shown = ", ".join(ambiguous.candidates[:20])
     more = f" and {len(ambiguous.candidates) - 20:,} more" if len(ambiguous.candidates) > 20 else ""
-    return f"{ambiguous.wanted!r} names {len(ambiguous.candidates):,} sessions; give more of the id: {shown}{more}"
+    count = len(ambiguous.candidates)
+    if ambiguous.why == "same id":
+        return (f"{ambiguous.wanted!r} is the id of {count:,} sessions in different files; give its file instead (a "
+                f"database's session: the id, with only that database named): {shown}{more}")
+    what = (f"{count:,} subagent sessions (the file of the session that ran them is gone)"
+            if ambiguous.why == "subagents" else f"{count:,} sessions")
+    return f"{ambiguous.wanted!r} names {what}; give more of the id: {shown}{more}"
 
 
 def _done(path: Path, open_it: bool) -> int:
@@ -141,7 +148,7 @@ def _cli_html(args: HtmlOptions, looking: Looking, say: Callable[[str], None], p
         try:
             # the habits' detailed reads repeat the pages' (their problems were counted there)
             path, written = write_index(choice, out, args.claude_roots, looking.use_cache, origin, problems,
-                                        others=lambda folder: ledger_pages(looking, folder, problems),
+                                        others=lambda folder, taken: ledger_pages(looking, folder, problems, taken),
                                         habits=lambda copied: habit_summaries(looking, None, copied, Counter()))
         except OSError as error:
             say(f"could not write the index: {error.strerror or error}")

@@ -4,6 +4,7 @@ same sessions table lists a session's subagents on its own page."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from xshare import __version__
 from xshare.html.analysis import (
@@ -11,6 +12,8 @@ from xshare.html.analysis import (
 )
 from xshare.html.cells import AGENTS, duration, esc, head, num, when
 from xshare.html.habits import costliest_habit, pool
+from xshare.measure.ids import short_ids
+from xshare.measure.row import count_kinds, kinds_text
 from xshare.measure.tokens import TokenizerChoice
 from xshare.text import pct
 
@@ -26,22 +29,66 @@ def short_id(name: str) -> str:
     return name if len(name) <= SHOWN_ID else name[: SHOWN_ID - 1] + "\u2026"
 
 
-def sessions_table(entries: list[Linked], first: str, nested: bool,
-                   costliest: dict[str, tuple[str, float] | None] | None = None) -> str:
-    """A table of sessions (the index; a page's subagents), each linked to its page. `nested`: a subagent
-    follows its parent, indented; otherwise every row is a subagent, named by its agent file. `costliest`:
-    each session's costliest habit (the index's last column)."""
-    ids = {entry.row["id"] for entry in entries} if nested else set()
+def _in_order(entries: list[Linked], nested: bool) -> list[tuple[Linked, bool]]:
+    """The rows as the table shows them, each with whether it sits under another. `nested`: the sessions a
+    session ran or that continue it (subagents, Hermes's rotations) follow it, however deep, each once; one
+    whose parent is not listed, or is an id two sessions share, stands on its own."""
+    if not nested:
+        return [(entry, True) for entry in entries]
+    counts = Counter(entry.row["id"] for entry in entries)
+
+    def parent_of(entry: Linked) -> str | None:
+        parent = entry.row.get("parent")
+        return parent if parent != entry.row["id"] and counts.get(parent) == 1 else None
+
     children: dict[str, list[Linked]] = {}
     for entry in entries:
-        if entry.row.get("parent") in ids:
-            children.setdefault(entry.row["parent"], []).append(entry)
+        if parent := parent_of(entry):
+            children.setdefault(parent, []).append(entry)
+    shown: list[tuple[Linked, bool]] = []
+    placed: set[int] = set()
+    roots = [entry for entry in entries if not parent_of(entry)]
+    for root in roots + entries:  # then any left: parents that name each other (damaged records)
+        stack = [(root, False)]
+        while stack:
+            entry, under = stack.pop()
+            if id(entry) in placed:
+                continue
+            placed.add(id(entry))
+            shown.append((entry, under))
+            stack += [(child, True) for child in reversed(children.get(entry.row["id"], []))]
+    return shown
+
+
+def _shown_id(row_id: str, short: dict[str, str], agent_short: dict[str, str], under: bool) -> str:
+    """A session's id as the table shows it: `sessions`'s short id (measure/ids.py); a subagent by the short
+    id of its agent file, after its session's id when it is not listed under it."""
+    session, _, agent_file = row_id.partition("/")
+    if not agent_file:
+        return short.get(row_id, row_id)
+    name = agent_short.get(_agent_name(row_id), agent_file)
+    return name if under else f"{short_id(session)}/{name}"
+
+
+def _agent_name(row_id: str) -> str:
+    """A subagent's agent file without its `agent-` (every subagent file is agent-*)."""
+    return row_id.partition("/")[2].removeprefix("agent-")
+
+
+def sessions_table(entries: list[Linked], first: str, nested: bool,
+                   costliest: dict[str, tuple[str, float] | None] | None = None) -> str:
+    """A table of sessions (the index; a page's subagents), each linked to its page. `nested`: a session's
+    subagents and continuations follow it, indented; otherwise every row is a subagent, named by its agent
+    file. `costliest`: each session's costliest habit (the index's last column)."""
+    ids = [entry.row["id"] for entry in entries]
+    # sessions among sessions, as `sessions` shortens them; agent files among the table's agent files
+    short, agent_short = short_ids(ids), short_ids(_agent_name(row_id) for row_id in ids if "/" in row_id)
 
     def line(entry: Linked, child: bool) -> str:
         row = entry.row
-        name = row["id"].rpartition("/")[2] if child else row["id"]
-        short = short_id(name.removeprefix("agent-") if child else name)  # every subagent file is agent-*
-        shown = f'<span title="{esc(name)}">{esc(short)}</span>' if short != name else esc(name)
+        name = row["id"].rpartition("/")[2] if child and "/" in row["id"] else row["id"]
+        shown = _shown_id(row["id"], short, agent_short, child)
+        shown = f'<span title="{esc(name)}">{esc(shown)}</span>' if shown != name else esc(name)
         link = f'<a href="{esc(entry.href)}">{shown}</a>' if entry.href else shown
         return (f'<tr class="{"child" if child and nested else ""}" data-session="{esc(row["id"])}"><td class="nowrap">'
                 f'<code>{link}</code></td><td class="src">{esc(AGENTS.get(row["agent"], row["agent"]))} \u00b7 '
@@ -56,11 +103,7 @@ def sessions_table(entries: list[Linked], first: str, nested: bool,
                 + "</tr>")
 
     habit_head = '<th class="hide-s">Costliest habit</th>' if costliest is not None else ""
-    lines = []
-    for entry in entries:
-        if entry.row.get("parent") not in ids:
-            lines.append(line(entry, not nested))
-            lines.extend(line(child, True) for child in children.get(entry.row["id"], []))
+    lines = [line(entry, under) for entry, under in _in_order(entries, nested)]
     return (f'<div class="scroll"><table class="sessions"><thead><tr><th>{first}</th><th>Agent \u00b7 source</th>'
             '<th class="hide-s">Model</th><th class="hide-s">Started</th><th class="hide-s">Duration</th><th class="n '
             'hide-s">API calls</th><th class="n">Prompt billed</th><th class="n">Exploration of context</th><th '
@@ -107,14 +150,15 @@ def habits_table(summaries: list[dict]) -> str:
 
 def render_index(entries: list[Linked], tokenizer: TokenizerChoice, chart: str = "",
                  habits: list[dict] | None = None) -> str:
-    """Every session with its share, size and date, each linked to its page; subagents under their parent;
-    with `habits` (the sessions' habits summaries), the habits table and each session's costliest habit."""
-    ids = {entry.row["id"] for entry in entries}
-    top = sum(1 for entry in entries if entry.row.get("parent") not in ids)
+    """Every session with its share, size and date, each linked to its page, counted by kind; the sessions
+    a session ran or that continue it under it; with `habits` (the sessions' habits summaries), the habits
+    table and each session's costliest habit."""
     note = f" ({esc(tokenizer.note)})" if tokenizer.note else ""
+    sessions = f"{len(entries):,} session{'s' if len(entries) != 1 else ''}"
     return "".join([
         head("xshare \u00b7 sessions"), "<body>\n<main>\n<h1>Sessions: where the prompt tokens went</h1>\n",
-        f'<p class="sub">{top:,} session(s) and {len(entries) - top:,} subagent transcript(s), newest first. '
+        f'<p class="sub">{sessions} ({esc(kinds_text(count_kinds(entry.row for entry in entries)))}), newest first; '
+        "a session's subagents and continuations under it. "
         f"Tokenizer: {esc(tokenizer.name)}{note}.</p>\n", chart, habits_table(habits) if habits else "",
         sessions_table(entries, "Session", True, _costliest(habits) if habits is not None else None),
         f"<footer><p>Made by xshare {esc(__version__)}. Each page is one file; nothing is loaded from anywhere."

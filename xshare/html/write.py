@@ -81,6 +81,19 @@ def page_name(session_id: str) -> str:
     return html_file(session_id).name
 
 
+def unique_page(folder: Path, session_id: str, taken: set[str]) -> Path:
+    """A session's page in an index's folder, named for its id, or for an id an earlier page of the index
+    took (two sessions of one id: a database copied beside another, a chat resumed into a second file)
+    with a number after it, so that no page overwrites another."""
+    name = page_name(session_id)
+    stem, number = name.removesuffix(".html"), 1
+    while name in taken:
+        number += 1
+        name = f"{stem}-{number}.html"
+    taken.add(name)
+    return folder / name
+
+
 def _stamp(files: list[TranscriptFile], tokenizer: str) -> str:
     """Changes whenever the page would: a transcript (or a subagent's) grew, or the method changed."""
     parts = [f"{METHOD_VERSION}.{PAGE_VERSION}.{tokenizer}"]
@@ -213,15 +226,16 @@ def write_index(
     use_cache: bool = True,
     origin: Callable[[Path], str] = shown_path,
     problems: Counter | None = None,
-    others: Callable[[Path], list[Linked]] | None = None,
+    others: Callable[[Path, set[str]], list[Linked]] | None = None,
     habits: Callable[[dict], list[dict]] | None = None,
 ) -> tuple[Path, int]:
     """The index of every Claude Code session (and with `others`, the entries of the other agents' sessions,
-    their pages written into the index's folder) (one that made no API call too: its share is unknown), each
-    linked to its page; pages that are missing or older than their transcript are (re)written first.
-    Returns the index path and how many pages were written; what went wrong is added to `problems`
-    (once per transcript: the pages re-read what the index measured). `habits`, given the calls other files
-    bill, returns the sessions' habits summaries (html/habit_store.py) for the habits table."""
+    their pages written into the index's folder under names not `taken`) (one that made no API call too:
+    its share is unknown), each linked to its page; pages that are missing or older than their transcript
+    are (re)written first. Returns the index path and how many pages were written; what went wrong is
+    added to `problems` (once per transcript: the pages re-read what the index measured). `habits`, given
+    the calls other files bill, returns the sessions' habits summaries (html/habit_store.py) for the
+    habits table."""
     target = out or html_dir() / "index.html"
     folder = target.parent
     files = claude.discover(transcript_roots(claude_roots))
@@ -235,11 +249,12 @@ def write_index(
             children.setdefault(other.parent_id, []).append(other)
     written = 0
     entries = []
+    taken: set[str] = set()  # the pages' names so far
     for file in files:
         row = rows.get(file.session_id)
         if row is None:
             continue  # it vanished or could not be read (measure_claude counted it as a problem)
-        page = folder / page_name(file.session_id)
+        page = unique_page(folder, file.session_id, taken)
         subs = children.get(file.session_id, [])
         if _page_stamp(page) != _stamp([file, *subs], measured.tokenizer.name):
             write_session_page(file, choice, page, all_files=files, sub_rows=rows, origin=origin, subs=subs,
@@ -247,7 +262,7 @@ def write_index(
             written += 1
         entries.append(Linked(row, page.name))
     if others is not None:
-        more = others(folder)
+        more = others(folder, taken)
         written += len(more)
         entries += more
     entries.sort(key=lambda entry: entry.row.get("last_activity") or "", reverse=True)

@@ -1,17 +1,44 @@
 """A session's row: the one structure the report, the rows file, the history, the team rollup and the HTML
 pages read (measure/ledger.py `session_row` makes it; an agent's reader adds what only it records). A
-TypedDict costs nothing at run time: rows stay plain dicts, packed as JSON between processes."""
+TypedDict costs nothing at run time: rows stay plain dicts, packed as JSON between processes. Also the
+one vocabulary of a session's kind, which every view counts by."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import TypedDict
+
+# A session's kind is its row's `source`: the report's groups, `sessions`, `session`, the index and the pages
+# all name and count a session by it, never by whether it has a parent (a Hermes session continuing another
+# after a compaction has one and is still the platform's session). The report's order; others follow it.
+KINDS = ("interactive", "automated", "subagent", "benchmark", "internal")
+RUN_INSIDE = frozenset({"subagent", "internal"})  # kinds run by another session: `sessions` lists them on request
+
+
+def kind_order(kind: str) -> tuple[int, str]:
+    """A kind's place: KINDS in their order, then any other (a Hermes platform) by name."""
+    return (KINDS.index(kind), "") if kind in KINDS else (len(KINDS), kind)
+
+
+def count_kinds(rows: Iterable[Mapping]) -> dict[str, int]:
+    """How many sessions of each kind, in kind_order."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row["source"]] = counts.get(row["source"], 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: kind_order(item[0])))
+
+
+def kinds_text(counts: dict[str, int]) -> str:
+    """A count_kinds in words: "253 interactive, 87 subagent and 16 internal"."""
+    parts = [f"{count:,} {kind}" for kind, count in counts.items()]
+    return " and ".join(parts) if len(parts) < 3 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 class _SessionRowRequired(TypedDict):
     id: str
     agent: str  # "claude-code", "hermes", "codex", "gemini", "opencode", "openclaw"
-    source: str  # "interactive", "subagent", "automated", ...
-    parent: str | None  # a subagent's session
+    source: str  # its kind (KINDS), or for Hermes the platform it came from ("weixin")
+    parent: str | None  # the session that started it (a subagent's) or that it continues (Hermes's rotation)
     model: str | None
     models: list[str]
     started_at: str | None

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 
 from xshare import METHOD_VERSION, __version__
 from xshare.measure.ledger import CATEGORIES, REREAD, bill_short, share
-from xshare.measure.row import SessionRow
+from xshare.measure.row import SessionRow, kind_order
 from xshare.measure.timestamps import (  # parse_time: rows, history, periods, pages import it here
     parse_time,
     session_time,
@@ -32,7 +32,6 @@ from xshare.report.words import (
 from xshare.sources import unseen
 from xshare.text import pct, printable, printable_lines, table, wrap
 
-SOURCE_ORDER = ("interactive", "automated", "subagent", "benchmark", "internal")
 # the spec's thresholds on interactive sessions' share of the recorded context, fixed in advance; the
 # words say what each band means for the reader's bill, without the method's vocabulary (issue 21)
 READINGS = (
@@ -143,10 +142,9 @@ def group_key(row: SessionRow) -> str:
 
 
 def group_order(key: str) -> tuple:
-    """Groups in the order the report lists them: by agent, then by source as SOURCE_ORDER has them."""
+    """Groups in the order the report lists them: by agent, then by kind (measure/row.py `kind_order`)."""
     agent, _, source = key.partition("/")
-    rank = SOURCE_ORDER.index(source) if source in SOURCE_ORDER else len(SOURCE_ORDER)
-    return (agent, rank, source)
+    return (agent, *kind_order(source))
 
 
 def reading(pooled: float | None, median: float | None, sessions: int) -> str:

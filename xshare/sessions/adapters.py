@@ -29,6 +29,13 @@ def _one(agent: str, path: Path, rows: list[dict], problems: Counter, ledgers: d
     return Found(agent, rows[0], problems, path, ledgers.get(rows[0]["id"]))
 
 
+def _only(session_id: str, held: list[Found]) -> Found | Ambiguous | None:
+    """The one session an id names, or the files holding it when there are several."""
+    if len(held) > 1:
+        return Ambiguous(session_id, [f"{session_id} ({found.agent}, in {found.path})" for found in held], "same id")
+    return held[0] if held else None
+
+
 def _read_one(adapter: Hermes | FileAgent, path: Path, looking: Looking, problems: Counter) -> Found | Ambiguous | None:
     """The session a file of the adapter's holds, read whole (its problems added to `problems`)."""
     found: Counter = Counter()
@@ -151,11 +158,14 @@ class Hermes:
                                             use_cache=looking.use_cache)
         return [row["id"] for row in rows]
 
-    def find(self, session_id: str, looking: Looking, problems: Counter, detail: bool = False) -> Found | None:
-        """The first database holding it wins (read-only); none named (the demo): not looked for."""
+    def find(self, session_id: str, looking: Looking, problems: Counter,
+             detail: bool = False) -> Found | Ambiguous | None:
+        """Every database is asked (read-only): two holding the id are refused, not one picked; none named
+        (the demo): not looked for."""
         given = looking.given(self.agent)
         if given == []:
             return None
+        held: list[Found] = []
         for path in self.databases(given):
             if not path.is_file():
                 problems[f"Hermes database {path} not found"] += 1
@@ -167,8 +177,8 @@ class Hermes:
             counter.flush()
             problems.update(found)
             if rows:
-                return Found(self.agent, rows[0], found, path, (ledgers or {}).get(session_id))
-        return None
+                held.append(Found(self.agent, rows[0], found, path, (ledgers or {}).get(session_id)))
+        return _only(session_id, held)
 
     def find_path(self, path: Path, looking: Looking, problems: Counter,
                   detail: bool = False) -> Found | Ambiguous | None:
@@ -229,23 +239,29 @@ class FileAgent:
         gathered = self.measure(replace(looking, since=None))
         return [row["id"] for row in gathered.rows] if gathered else []
 
-    def find(self, session_id: str, looking: Looking, problems: Counter, detail: bool = False) -> Found | None:
-        """Files whose name holds the id are read first; its page lists its own file's problems."""
+    def find(self, session_id: str, looking: Looking, problems: Counter,
+             detail: bool = False) -> Found | Ambiguous | None:
+        """Files whose name holds the id are read first, every one of them: two holding the id (a resume
+        written to a second file, an archived copy) are refused, not one picked. Its page lists its own
+        file's problems."""
         given = looking.given(self.agent)
         if given == []:
             return None
         session_id = normal_id(session_id)  # rows' ids are
         files = self.discover(given)
         likely = [path for path in files if session_id in path.name or session_id[:8] in path.name]
+        held: list[Found] = []
         for path in likely + [path for path in files if path not in likely]:
+            if held and path not in likely:
+                break  # a file not named for it is read only while none named for it held it
             found: Counter = Counter()
             ledgers: dict = {}
             rows = self.read(path, looking.choice, found, ledgers)
             problems.update(found)
             row = next((row for row in rows if row["id"] == session_id), None)
             if row is not None:
-                return Found(self.agent, row, found, path, ledgers.get(session_id))
-        return None
+                held.append(Found(self.agent, row, found, path, ledgers.get(session_id)))
+        return _only(session_id, held)
 
     def find_path(self, path: Path, looking: Looking, problems: Counter,
                   detail: bool = False) -> Found | Ambiguous | None:

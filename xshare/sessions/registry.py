@@ -65,14 +65,18 @@ def find(wanted: str, looking: Looking, problems: Counter, detail: bool = False)
 
 
 def complete(prefix: str, looking: Looking) -> tuple[str, str] | Ambiguous | None:
-    """The (agent, id) of the one session whose id starts with `prefix`; a subagent's id (session/agent)
-    counts only when the prefix reaches into it, as its session's prefix names the session."""
+    """The (agent, id) of the one session whose id starts with `prefix`. A prefix names a session before its
+    subagents (session/agent), as `sessions` shows them; only where no session's own id matches (its main
+    transcript is gone, only its subagents' remain) do the subagents whose id it starts answer, as git
+    answers a prefix: one is the session, several are listed."""
     prefix = normal_id(prefix)
     if not prefix:
         return None
     matches = sorted({(adapter.agent, session_id) for adapter in REGISTRY
                       if looking.given(adapter.agent) != [] for session_id in adapter.session_ids(looking)
-                      if session_id.startswith(prefix) and ("/" in prefix or "/" not in session_id)})
-    if len(matches) > 1:
-        return Ambiguous(prefix, [f"{session_id} ({agent})" for agent, session_id in matches])
-    return matches[0] if matches else None
+                      if session_id.startswith(prefix)})
+    named = [match for match in matches if "/" not in match[1]] or matches
+    if len(named) > 1:
+        return Ambiguous(prefix, [f"{session_id} ({agent})" for agent, session_id in named],
+                         "subagents" if all("/" in session_id for _, session_id in named) else "prefix")
+    return named[0] if named else None

@@ -62,11 +62,14 @@ class Gathered:
 
 @dataclass
 class Ambiguous:
-    """An id prefix (or a database's path) that names more than one session: the candidates, as git lists
-    them."""
+    """An id prefix (or a database's path, or an id two files hold) that names more than one session: the
+    candidates, as git lists them."""
 
     wanted: str
     candidates: list[str]
+    # "prefix"; "subagents": a prefix no session's own id starts with, only subagents' whose session is gone;
+    # "same id": one id in several files or databases (a copy, a resume written to a second file)
+    why: str = "prefix"
 
 
 @runtime_checkable
@@ -106,9 +109,10 @@ class Adapter(Protocol):
     def session_ids(self, looking: Looking) -> list[str]:
         """The ids of its sessions (for an id prefix)."""
 
-    def find(self, session_id: str, looking: Looking, problems: Counter, detail: bool = False) -> Found | None:
-        """The session with this exact id (with `detail`, its ledger too); None if no file holds it. What
-        went wrong on the way is added to `problems`."""
+    def find(self, session_id: str, looking: Looking, problems: Counter,
+             detail: bool = False) -> Found | Ambiguous | None:
+        """The session with this exact id (with `detail`, its ledger too); None if no file holds it, Ambiguous
+        ("same id") if several do. What went wrong on the way is added to `problems`."""
 
     def find_path(self, path: Path, looking: Looking, problems: Counter,
                   detail: bool = False) -> Found | Ambiguous | None:
