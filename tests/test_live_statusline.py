@@ -72,6 +72,26 @@ def test_format_second_line_and_estimate_marker(session):
     assert second == f"see {saved['html']}" and second.endswith(".html")
 
 
+def test_a_share_the_bill_cannot_support_shows_as_unknown(session):
+    """Issue 28: recorded / billed over 100% plus the allowance is no share, in the summary the hook writes
+    and in the line, even from a summary written before the check."""
+    from xshare.measure.ledger import ROUNDING_ALLOWANCE, UNEXPLAINED
+
+    assert statusline.SUPPORTED_CALIBRATION == 1 + ROUNDING_ALLOWANCE
+    path, row = session
+    short = {**row, "prompt_tokens_billed": row["context_tokens"] // 2}  # a bill half of what the records show
+    saved = session_state.summary(short, 0, path)
+    assert saved["exploration_share_of_context"] is None and saved["exploration_share_of_prompt"] is None
+    assert saved["unknown_because"] == UNEXPLAINED
+    older = {**json.loads(line_file(path.stem).read_text()), "recorded_over_billed": 1.62}  # a share beside it
+    assert older["exploration_share_of_context"] is not None  # what an older summary would still show
+    for written in (saved, {**older, "unknown_because": None}):
+        line_file(path.stem).write_text(json.dumps(written))
+        text = statusline.render(status_payload(path), second=None, colour=False)
+        assert text.startswith("explore ? of context · ? of bill · calib ")
+        assert "(the records exceed the bill: shares unknown)" in text
+
+
 def test_a_transcript_grown_past_the_saved_state_is_marked(session):
     path, _ = session
     with path.open("ab") as handle:

@@ -30,6 +30,7 @@ from xshare.cli import main
 from xshare.demo.corpus import write_demo_corpus
 from xshare.html.cells import AGENTS
 from xshare.live import session_state, statusline
+from xshare.measure.ledger import ROUNDING_ALLOWANCE
 from xshare.sources.claude.files import discover
 from xshare.text import pct
 
@@ -125,11 +126,24 @@ def as_index_shows(row: dict) -> tuple:
 
 
 def assert_session_agrees(row: dict, listed: dict, indexed: Listed, page: Listed) -> None:
-    """One session's views say what its row says: calls, bill, share and kind. (Another clause of issue 28,
-    no printed share above what its calibration allows, is one more assertion here.)"""
+    """One session's views say what its row says: calls, bill, share and kind; and no view prints a share the
+    bill cannot support."""
+    assert_share_supported(row)
     assert figures(listed) == figures(row), ("sessions --json", listed, row)
     assert shown(indexed) == as_index_shows(row), ("index", indexed, row)
     assert shown(page) == figures(row), ("page", page, row)
+
+
+def assert_share_supported(row: dict) -> None:
+    """Issue 28's invariant: the parts sum to the whole, and a share is printed only where the recorded context
+    is within the bill (plus the rounding allowance); elsewhere it is unknown, with the reason."""
+    context, prompt = row["context_tokens"], row["prompt_tokens_billed"]
+    assert sum(row["billed_tokens"].values()) == context, row["id"]
+    if row["exploration_share_of_context"] is not None and prompt:
+        assert context <= prompt * (1 + ROUNDING_ALLOWANCE), (row["id"], context, prompt)
+    if row.get("bill_short"):
+        assert row["exploration_share_of_context"] is None and row["exploration_share_of_prompt"] is None, row["id"]
+        assert row["unknown_because"], row["id"]
 
 
 def assert_views_agree(views: Views) -> Counter:

@@ -30,6 +30,9 @@ DEFAULT_FORMAT = "explore {context} of context · {bill} of bill · calib {calib
 DEFAULT_LINE2 = "{rebuilt} · {nudge} · {fill} · {last}"
 SEPARATOR = " · "  # between fields: a line too wide loses whole fields from the right
 _ANSI = re.compile(r"\033\[[0-9;]*m")
+# a share is shown only while the recorded context is within the bill and this allowance: measure/ledger.py's
+# 1 + ROUNDING_ALLOWANCE (not imported: the line loads no ledger; tests/test_live_statusline.py holds them equal)
+SUPPORTED_CALIBRATION = 1.01
 # the spec's reading thresholds: under 10 %, 10 to 30 %, 30 % or more
 _COLOURS = ((0.10, "32"), (0.30, "33"), (float("inf"), "31"))
 
@@ -129,11 +132,13 @@ def fields(payload: dict, saved: LiveSummary | None, colour: bool) -> dict[str, 
         pass  # a summary of the wrong shapes: the share still shows, the cache fields stay empty
     estimate = saved.get("tokenizer") != "o200k_base"
     calib = saved.get("recorded_over_billed")
+    unsupported = bool(saved.get("unknown_because")) or (
+        isinstance(calib, (int, float)) and calib > SUPPORTED_CALIBRATION)  # a summary older than the check too
     values.update(
-        context=_share(saved.get("exploration_share_of_context"), estimate, colour),
-        bill=_share(saved.get("exploration_share_of_prompt"), estimate, colour),
+        context=_share(None if unsupported else saved.get("exploration_share_of_context"), estimate, colour),
+        bill=_share(None if unsupported else saved.get("exploration_share_of_prompt"), estimate, colour),
         calib=(f"{calib:.0%}" if isinstance(calib, (int, float)) else "?")
-        + (" (the records exceed the bill: shares unknown)" if saved.get("unknown_because") else ""),
+        + (" (the records exceed the bill: shares unknown)" if unsupported else ""),
         calls=f"{saved.get('api_calls', 0):,}",
         compactions=str(saved.get("compactions", 0)),
         tokenizer=str(saved.get("tokenizer", "")),
