@@ -94,3 +94,19 @@ def test_the_report_names_a_session_whose_bill_was_lost(tmp_path: Path, capsys) 
     out = capsys.readouterr().out
     assert "its shares are unknown" in out
     assert "Exploration: unknown of the recorded context, unknown of the billed prompt" in out
+
+
+def test_the_page_of_a_session_whose_bill_was_lost_says_why_its_shares_are_unknown(tmp_path: Path, capsys) -> None:
+    db = HermesDb(tmp_path / "state.db", 22)
+    db.session("lost", "cli", tokens=(300, 0, 0, 10), api_calls=2)
+    db.message("lost", "user", "read it")
+    db.message("lost", "assistant", None, tool_calls=[call("read_file", {"path": "a.py"}, "l1")])
+    db.message("lost", "tool", read_result("x = 1\n" * 400), tool_call_id="l1", tool_name="read_file")
+    db.message("lost", "assistant", "done")
+    path = db.close()
+    page = tmp_path / "lost.html"
+    assert cli.main(["html", "lost", "--estimate", "--hermes-db", str(path), "-o", str(page)]) == 0
+    capsys.readouterr()
+    text = page.read_text()
+    assert "the records cannot explain the bill: they show more sent than was billed, so the shares are unknown" in text
+    assert '<data id="row-exploration_share_of_context" value="">' in text

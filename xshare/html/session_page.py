@@ -89,7 +89,8 @@ def _header(data: SessionData) -> str:
         ("Started", f"{when(row['started_at'])}; last activity {when(row['last_activity'])}"),
         ("Tokenizer", tokenizer),
         ("Calibration", f"{calibration} of the billed prompt is accounted for by the modelled context (recorded "
-                        "messages plus system overhead)"),
+                        "messages plus system overhead)" + (f"; {esc(row['unknown_because'])}, so the shares are "
+                        "unknown" if row.get("unknown_because") else "")),
         ("Compactions and trims", f"{compactions} compaction(s); {trims} tool result(s) cleared by the agent"),
         ("Read from", f"<code>{esc(data.origin)}</code>" if data.origin else "not recorded"),
     ]
@@ -230,7 +231,8 @@ def _composition(data: SessionData, rebuilds: list) -> str:
     lines = []
     for category in CATEGORIES:
         billed, first = row["billed_tokens"].get(category, 0), row["first_time_tokens"].get(category)
-        first_cell = datum(f"first-{category}", first, num(first)) if category != "overhead" else "\u2014"
+        first_cell = (datum(f"first-{category}", first, num(first)) if category not in ("overhead", "inherited")
+                      else "\u2014")  # neither is in the file: never read there for a first time
         lines.append(f'<tr><td class="nowrap">{swatch(category)}{LABELS[category]}</td>'
                      f'<td class="n">{datum(f"billed-{category}", billed, num(billed))}</td>'
                      f'<td class="n">{share_of(billed, context)}</td><td class="n">{first_cell}</td>'
