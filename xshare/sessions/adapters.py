@@ -269,9 +269,9 @@ class FileAgent:
 
     def find(self, session_id: str, looking: Looking, problems: Counter,
              detail: bool = False) -> Found | Ambiguous | None:
-        """Files whose name holds the id are read first, every one of them: two holding the id (a resume
-        written to a second file, an archived copy) are refused, not one picked. Its page lists its own
-        file's problems."""
+        """Files whose name holds the id are read first, every one of them: two holding the id (two homes named
+        holding one session) are refused, not one picked; the files of one session in one folder give one row
+        (a reader's `session_file`). Its page lists its own file's problems."""
         given = looking.given(self.agent)
         if given == []:
             return None
@@ -293,4 +293,9 @@ class FileAgent:
 
     def find_path(self, path: Path, looking: Looking, problems: Counter,
                   detail: bool = False) -> Found | Ambiguous | None:
-        return _read_one(self, path, looking, problems)
+        """A file whose session another file's row holds (a rotated copy beside its live file, a chat continued
+        in a later file) answers with that row, said on stderr."""
+        holder = self.reader.session_file(path) if hasattr(self.reader, "session_file") else path
+        if holder.name != path.name:
+            problems[f"{path} holds part of the session of {holder}: shown as that file"] += 1
+        return _read_one(self, holder, looking, problems)
