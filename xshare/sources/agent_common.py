@@ -140,6 +140,8 @@ class Replay:
         self.pending: list[tuple[str, str, str | None, str | None]] = []
         self.tools: dict[str, tuple[str, object]] = {}  # call id -> (tool name, arguments)
         self.model: str | None = None
+        self.thread = "main"  # the context the calls carry (start_over begins another)
+        self.conversations = 1
 
     def seen(self, timestamp: object) -> str | None:
         """A record's time: the session's activity if plausible; a time present but refused is counted."""
@@ -189,14 +191,22 @@ class Replay:
         if billed <= 0:
             self.flush()
             return False
-        self.ledger.call(billed, usage=usage, cap=billed, model=self.model, time=time)
+        self.ledger.call(billed, usage=usage, thread=self.thread, cap=billed, model=self.model, time=time)
         self.flush()
         return True
 
     def compact(self, summary: str = "") -> None:
         self.flush()
-        self.ledger.compact()
+        self.ledger.compact(self.thread)
         self._add("conversation", summary)
+
+    def start_over(self) -> None:
+        """A new conversation under the session's id (Gemini CLI's /clear before it gave a new id): nothing said
+        before it is sent again, and its first call says its overhead anew, as a new thread's does. Not a
+        compaction: nothing was summarised."""
+        self.flush()
+        self.conversations += 1
+        self.thread = f"conversation {self.conversations}"
 
     def flush(self) -> None:
         pending, self.pending = self.pending, []
@@ -205,7 +215,7 @@ class Replay:
 
     def _add(self, category: str, text: str, key: str | None = None, label: str | None = None) -> None:
         if text:
-            self.ledger.add(category, self.count(text), key=key, label=label)
+            self.ledger.add(category, self.count(text), key=key, thread=self.thread, label=label)
 
     def row(self, session_id: str, source: str, tokenizer: str, parent: str | None = None,
             usage_unknown: str | None = None) -> dict:
