@@ -168,16 +168,18 @@ def test_a_prefix_names_a_session_before_its_subagents_and_them_when_it_is_gone(
 
 
 def test_an_id_two_files_hold_is_refused_with_both(tmp_path: Path, capsys: pytest.CaptureFixture):
-    """One id in two Hermes databases, and a Gemini chat resumed into a second file under its id: `session`
-    and `html` name both files rather than answer with whichever they read first."""
+    """One id in two Hermes databases, and a Gemini chat in two homes named: `session` and `html` name both
+    files rather than answer with whichever they read first. (Two files of one chat folder are one session:
+    tests/test_sources_gemini.py.)"""
     first, second = hermes_db(tmp_path / "one" / "state.db"), hermes_db(tmp_path / "two" / "state.db")
     gemini, _ = gemini_json(tmp_path / "gemini")
-    shutil.copyfile(gemini, gemini.with_name(f"session-2026-02-11T10-00-{GEMINI_ID[:8]}.json"))
+    elsewhere = tmp_path / "gemini-copy" / gemini.relative_to(tmp_path / "gemini")
+    elsewhere.parent.mkdir(parents=True)
+    shutil.copyfile(gemini, elsewhere)
     flags = ["--hermes-db", str(first), "--hermes-db", str(second), "--gemini-home", str(tmp_path / "gemini"),
-             "--estimate"]
+             "--gemini-home", str(tmp_path / "gemini-copy"), "--estimate"]
     for command in ("session", "html"):
-        for session_id, where in ((HERMES_ID, (first, second)), (GEMINI_ID, (gemini, gemini.with_name(
-                f"session-2026-02-11T10-00-{GEMINI_ID[:8]}.json")))):
+        for session_id, where in ((HERMES_ID, (first, second)), (GEMINI_ID, (gemini, elsewhere))):
             code, out, err = run(capsys, command, session_id, *flags)
             assert code == 2 and out == "" and len(err.splitlines()) == 1, err
             assert f"{session_id!r} is the id of 2 sessions in different files" in err

@@ -1,12 +1,14 @@
 """Issue 28, parts 3 and 4: a request id that does not identify a request (a proxy sending one constant id on
 every call) folds no calls and is said on stderr; a transcript copied into another folder or root (a backup) is
-billed once by every command that reads many sessions (report, sessions, collect) and by `xshare session`.
+billed once, and counted as one session, by every command that reads many sessions (report, sessions, collect,
+html --index) and by `xshare session`.
 
 Fixtures are invented sessions in Claude Code's row shapes (tests/claude_2_1_fixtures.py); the simulated provider
 records every call it billed, so each test compares with what was billed, not with copied numbers."""
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 import shutil
@@ -17,6 +19,7 @@ from claude_2_1_fixtures import NewSession, Provider
 from test_sources_claude_forks import RESUMED_ID, a_fork, an_internal_agent, cli_json, read, report, totals
 
 from xshare.cli import main
+from xshare.sessions.claude_code import COPY_FILES
 from xshare.sources.claude.copies import lost_calls, settle
 from xshare.sources.claude.transcript import REUSED_ID
 
@@ -24,8 +27,10 @@ PROJECT = Path("projects") / "-home-dev-app"
 
 
 def a_session(root: Path, session_id: str = "9d0c3a57-1e2f-4b6a-8c7d-0e1f2a3b4c5d", provider: Provider | None = None,
-              task: str = "Find where the retry policy is configured and explain it.") -> tuple[Path, Provider]:
-    """Seven calls: six reads of growing files, then an answer (each read rides along on every later call)."""
+              task: str = "Find where the retry policy is configured and explain it.",
+              cost_state: bool = False) -> tuple[Path, Provider]:
+    """Seven calls: six reads of growing files, then an answer (each read rides along on every later call); with
+    `cost_state`, Claude Code's own totals after them (2.1.3xx)."""
     provider = provider or Provider()
     session = NewSession(provider, session_id)
     session.user(task)
@@ -33,6 +38,8 @@ def a_session(root: Path, session_id: str = "9d0c3a57-1e2f-4b6a-8c7d-0e1f2a3b4c5
         tool = session.call("Let me look." if n == 1 else "", ("Read", {"file_path": f"/home/dev/app/m{n}.py"}))
         session.result(tool, "\n".join(f"{line}\tdef step_{n}_{line}(): return {line}" for line in range(40 * n)))
     session.call("The policy is in m3.py: three tries with backoff.")
+    if cost_state:
+        session.cost_state()
     return session.write(root / PROJECT / f"{session_id}.jsonl"), provider
 
 
@@ -129,10 +136,10 @@ def test_settling_many_files_decides_as_settling_them_together():
         assert settle(files, lambda index, items=items: dict(items[index][1][1])) == expected
 
 
-def backed_up(tmp_path: Path, where: str) -> tuple[list[str], Path, Path, Provider]:
+def backed_up(tmp_path: Path, where: str, cost_state: bool = False) -> tuple[list[str], Path, Path, Provider]:
     """A session and a backup copy of its transcript: in `<project>/sessions/` (a layout backups use), or in a
     second Claude root (a copy of the whole config folder). Returns the --claude-root arguments too."""
-    original, provider = a_session(tmp_path / "claude")
+    original, provider = a_session(tmp_path / "claude", cost_state=cost_state)
     if where == "sessions folder":
         copy = original.parent / "sessions" / original.name
         roots = ["--claude-root", str(tmp_path / "claude")]
@@ -145,33 +152,104 @@ def backed_up(tmp_path: Path, where: str) -> tuple[list[str], Path, Path, Provid
 
 
 def run_json(capsys, *argv: str) -> dict:
+    return run_with_err(capsys, *argv)[0]
+
+
+def run_with_err(capsys, *argv: str) -> tuple[dict, str]:
     assert main([*argv, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
+    out, err = capsys.readouterr()
+    return json.loads(out), err
 
 
+@pytest.mark.parametrize("cost_state", [False, True], ids=["2.1.2xx", "with cost-state"])
 @pytest.mark.parametrize("where", ["sessions folder", "another root"])
-def test_a_backup_copy_is_billed_once_by_every_command_that_reads_many(capsys, tmp_path: Path, where: str):
-    roots, original, copy, provider = backed_up(tmp_path, where)
+def test_a_backup_copy_is_one_session_in_every_view(capsys, tmp_path: Path, where: str, cost_state: bool):
+    """Issue 28: the copy bills nothing twice (its calls are the original's) and is no second session: every
+    command that reads many leaves it out and says so once; `session` of its id, or of either file, answers
+    with the one session. With Claude Code's own totals in the file (2.1.3xx), the copy no more bills them as
+    calls no file recorded."""
+    roots, original, copy, provider = backed_up(tmp_path, where, cost_state)
     billed = (len(provider.calls), sum(provider.calls))
     no_hermes = ["--hermes-db", str(tmp_path / "none.db")]
-    report_out = run_json(capsys, "report", "--all", "--no-history", *roots, *no_hermes)
-    assert totals(report_out) == billed  # not (14, twice the bill)
-    listed = run_json(capsys, "sessions", "--all", *roots, *no_hermes)["sessions"]
-    assert sorted(entry["api_calls"] for entry in listed) == [0, 7]
-    assert sum(entry["prompt_tokens_billed"] for entry in listed) == billed[1]
+    report_out, err = run_with_err(capsys, "report", "--all", "--no-history", *roots, *no_hermes)
+    assert totals(report_out) == billed and report_out["sessions"] == 1  # not (14, twice the bill), not 2
+    assert err.count(f"xshare: {COPY_FILES}: 1\n") == 1, err
+    listed, err = run_with_err(capsys, "sessions", "--all", *roots, *no_hermes)
+    assert [(entry["api_calls"], entry["prompt_tokens_billed"]) for entry in listed["sessions"]] == [billed]
+    assert listed["sessions_in_window"] == 1 and COPY_FILES in err
     rows_file = tmp_path / "collected.jsonl"
     assert main(["collect", "--all", "--rows", str(rows_file), *roots, *no_hermes]) == 0
     capsys.readouterr()
     collected = [json.loads(line) for line in rows_file.read_text().splitlines()]
-    assert sum(row["api_calls"] for row in collected) == billed[0]
-    assert sum(row["prompt_tokens_billed"] for row in collected) == billed[1]
-    # each file's own view says what the report says: one of the two bills the calls, the other holds copies
-    views = [run_json(capsys, "session", str(path), *roots) for path in (original, copy)]
-    assert sorted((view["api_calls"], view["prompt_tokens_billed"]) for view in views) == [(0, 0), billed]
-    # a second report, from its cache, says the same; with the original gone, the copy bills its calls
+    assert [(row["api_calls"], row["prompt_tokens_billed"]) for row in collected] == [billed]
+    index = tmp_path / "pages" / "index.html"
+    index.parent.mkdir()
+    assert main(["html", "--index", "-o", str(index), *roots, *no_hermes]) == 0
+    assert COPY_FILES in capsys.readouterr().err
+    assert index.read_text().count(f'data-session="{original.stem}"') == 1 and "1 session (" in index.read_text()
+    assert len(list(index.parent.glob("*.html"))) == 2  # the index and the one session's page
+    # `session` of the id, or of either file, is the one session; the file that copies it says so on stderr (of
+    # two files alike the first path bills, copies.py: the one under backup/ sorts before claude/)
+    by_id = run_json(capsys, "session", original.stem, *roots)
+    assert (by_id["api_calls"], by_id["prompt_tokens_billed"]) == billed
+    notes = []
+    for path in (original, copy):
+        view, err = run_with_err(capsys, "session", str(path), *roots)
+        assert (view["api_calls"], view["prompt_tokens_billed"]) == billed
+        notes += [line for line in err.splitlines() if "only copies the session of" in line]
+    the_copy = copy if where == "sessions folder" else original
+    assert len(notes) == 1 and notes[0].startswith(f"xshare: {the_copy} ")
+    page = tmp_path / "page.html"
+    assert main(["html", str(the_copy), "-o", str(page), *roots]) == 0
+    assert "only copies the session of" in capsys.readouterr().err
+    assert f'<data id="row-api_calls" value="{billed[0]}">' in page.read_text()
+    # a second report, from its cache, says the same; with the original gone, the copy is the session
     assert totals(run_json(capsys, "report", "--all", "--no-history", *roots, *no_hermes)) == billed
     original.unlink()
-    assert totals(run_json(capsys, "report", "--all", "--no-history", *roots, *no_hermes)) == billed
+    report_out, err = run_with_err(capsys, "report", "--all", "--no-history", *roots, *no_hermes)
+    assert totals(report_out) == billed and report_out["sessions"] == 1 and COPY_FILES not in err
+
+
+def test_a_copy_that_went_on_on_its_own_is_a_session_of_its_own_calls(capsys, tmp_path: Path):
+    """A copy that bills calls of its own (the config folder copied to another machine, the session resumed
+    there too) stays a session: those calls are billed nowhere else. The calls both files hold are billed
+    once; `session` of the id names both files rather than pick one."""
+    provider = Provider()
+    session = NewSession(provider)
+    session.user("Find where the retry policy is configured.")
+    for n in range(1, 5):
+        tool = session.call("", ("Read", {"file_path": f"/home/dev/app/m{n}.py"}))
+        session.result(tool, "\n".join(f"def step_{n}_{line}(): return {line}" for line in range(30 * n)))
+    elsewhere = NewSession(provider, session.session_id)
+    elsewhere.rows, elsewhere.count, elsewhere.parent = copy.deepcopy(session.rows), 500, session.parent
+    elsewhere.context = session.context
+    session.call("The policy is in m3.py.")
+    elsewhere.user("And the timeouts?")
+    elsewhere.call("In m4.py.")
+    original = session.write(tmp_path / "claude" / PROJECT / f"{session.session_id}.jsonl")
+    other = elsewhere.write(tmp_path / "other" / PROJECT / original.name)
+    roots = ["--claude-root", str(tmp_path / "claude"), "--claude-root", str(tmp_path / "other")]
+    out, err = run_with_err(capsys, "report", "--all", "--no-history", *roots, "--hermes-db", str(tmp_path / "x.db"))
+    assert totals(out) == (len(provider.calls), sum(provider.calls)) == (6, sum(provider.calls))
+    assert out["sessions"] == 2 and COPY_FILES not in err
+    views = sorted(run_json(capsys, "session", str(path), *roots)["api_calls"] for path in (original, other))
+    assert views == [1, 5]  # four shared calls and one of its own, billed by the earlier file; one of its own
+    assert main(["session", session.session_id, *roots]) == 2
+    assert "is the id of 2 sessions in different files" in capsys.readouterr().err
+
+
+def test_a_fork_stays_a_session_even_with_no_call_of_its_own(capsys, tmp_path: Path):
+    """`--fork-session` gives the fork an id of its own: with its own calls it is a session of those; forked and
+    left (every call in it marked as the parent's) it is a session of no calls, as any session opened and left,
+    not a copy."""
+    parent_path, fork_path, provider = a_fork(tmp_path / "cc")
+    left = fork_path.with_name("1b2c3d4e-5f60-4718-8293-a4b5c6d7e8f9.jsonl")
+    rows = [json.loads(line) for line in fork_path.read_text().splitlines()]
+    marked = [row for row in rows if row.get("type") != "assistant" or row.get("requestSessionId")]
+    left.write_text("".join(json.dumps({**row, "sessionId": left.stem}) + "\n" for row in marked[:-1]))
+    out, rows = report(capsys, tmp_path / "cc", tmp_path)
+    assert totals(out) == (len(provider.calls), sum(provider.calls)) and out["sessions"] == 3
+    assert rows[fork_path.stem]["api_calls"] == 2 and rows[left.stem]["api_calls"] == 0
 
 
 @pytest.mark.parametrize("message_ids", ["own", "none"])

@@ -90,3 +90,78 @@ def test_default_home_follows_gemini_cli_home(tmp_path: Path, monkeypatch: pytes
 ])
 def test_gemini_tools(name: str, args: dict, want: str):
     assert explain_tool("gemini", name, args).category == want
+
+
+# --- issue 28: one session id, several chat files of one folder ------------------------------------------
+
+
+def cleared(first: Path, second_minute: str = "09-30") -> Path:
+    """What Gemini CLI before 2026 wrote on a /clear: a new file under the same session id, holding a new
+    conversation (new message ids; its first call carries none of the first file's context)."""
+    document = json.loads(first.read_text())
+    renamed = json.loads(json.dumps(document["messages"]).replace('"m', '"n').replace('"c', '"d')
+                         .replace("T09:00:", "T09:30:"))
+    document.update(startTime="2026-02-10T09:30:00.000Z", lastUpdated="2026-02-10T09:30:20.000Z", messages=renamed)
+    second = first.with_name(f"session-2026-02-10T{second_minute}-{document['sessionId'][:8]}.json")
+    second.write_text(json.dumps(document))
+    return second
+
+
+def alone(path: Path, folder: Path) -> dict:
+    """The row of a chat file read with no other file beside it."""
+    copied = folder / "tmp" / "p" / "chats" / path.name
+    copied.parent.mkdir(parents=True)
+    copied.write_bytes(path.read_bytes())
+    return _read(copied)[0]
+
+
+def test_a_chat_cleared_into_a_second_file_is_one_session_with_both_conversations(tmp_path: Path, capsys):
+    """Both files' calls, each once, in one session (Gemini CLI's own list keeps one an id); the second
+    conversation carries nothing of the first: the row is the sum of the two read apart."""
+    first, want = gemini_json(tmp_path / "home")
+    second = cleared(first)
+    parts = [alone(first, tmp_path / "a"), alone(second, tmp_path / "b")]
+    problems: Counter = Counter()
+    assert gemini.read(second, len, "chars", problems) == [] and problems == {gemini.SAME_SESSION: 1}
+    row, problems = _read(first)
+    assert not problems and row["id"] == json.loads(first.read_text())["sessionId"]
+    assert row["api_calls"] == 2 * want["calls"] and row["prompt_tokens_billed"] == 2 * want["prompt"]
+    for figure in ("billed_tokens", "first_time_tokens"):
+        assert row[figure] == {name: parts[0][figure][name] + parts[1][figure][name] for name in row[figure]}
+    assert row["compactions"] == 0 and row["last_activity"].startswith("2026-02-10T09:30:2")
+    flags = ["--gemini-home", str(tmp_path / "home"), "--estimate"]
+    assert main(["report", "--all", "--no-history", "--json", *flags]) == 0
+    out, err = capsys.readouterr()
+    group = json.loads(out)["groups"]["gemini/interactive"]
+    assert (group["sessions"], group["api_calls"]) == (1, 2 * want["calls"])
+    assert f"{gemini.SAME_SESSION}: 1" in err
+    for wanted in (row["id"], str(first), str(second)):
+        assert main(["session", wanted, "--json", *flags]) == 0
+        out, err = capsys.readouterr()
+        assert json.loads(out)["api_calls"] == 2 * want["calls"], wanted
+        assert ("shown as that file" in err) == (wanted == str(second)), err
+
+
+def test_a_copy_of_a_chat_beside_it_counts_each_call_once(tmp_path: Path):
+    """The same messages (the same ids) in a second file of the folder: one session, each call once."""
+    first, want = gemini_json(tmp_path)
+    copy = first.with_name(f"session-2026-02-11T10-00-{first.name.rsplit('-', 1)[1]}")
+    copy.write_bytes(first.read_bytes())
+    assert gemini.discover([tmp_path]) == [first, copy]
+    row, _ = _read(first)
+    assert row["api_calls"] == want["calls"] and row["prompt_tokens_billed"] == want["prompt"]
+    assert row == alone(first, tmp_path / "apart")
+    assert gemini.read(copy, len, "chars", Counter()) == []
+
+
+def test_a_later_file_of_the_session_changing_reads_the_session_again(tmp_path: Path, capsys):
+    """The session's row is read from both files, so the cache takes the second file's size and time too."""
+    first, want = gemini_json(tmp_path)
+    flags = ["report", "--all", "--no-history", "--json", "--gemini-home", str(tmp_path), "--estimate"]
+    assert main(flags) == 0 and json.loads(capsys.readouterr().out)["groups"]["gemini/interactive"]["api_calls"] == 3
+    second = cleared(first)
+    assert main(flags) == 0 and json.loads(capsys.readouterr().out)["groups"]["gemini/interactive"]["api_calls"] == 6
+    document = json.loads(second.read_text())
+    document["messages"] = document["messages"][:2]  # one call of the second conversation
+    second.write_text(json.dumps(document))
+    assert main(flags) == 0 and json.loads(capsys.readouterr().out)["groups"]["gemini/interactive"]["api_calls"] == 4

@@ -85,3 +85,51 @@ def test_bad_lines(tmp_path: Path):
 ])
 def test_openclaw_tools(name: str, args: dict, want: str):
     assert explain_tool("openclaw", name, args).category == want
+
+
+# --- issue 28: a live file beside its own reset archive ---------------------------------------------------
+
+RESET = ".reset.2026-04-02T00-00-00.000Z"
+
+
+def backed_up_before_the_reset(home: Path, kept_lines: int = 6) -> tuple[Path, Path, dict]:
+    """The session as OpenClaw's reset archived it (renamed from the live file), beside the live file as a
+    backup of the folder kept it before the reset: the same entries, up to where the backup stops."""
+    archive, want = openclaw_session(home, suffix=RESET)
+    live = archive.with_name(archive.name.removesuffix(RESET))
+    live.write_text("".join(archive.read_text().splitlines(keepends=True)[:kept_lines]))
+    return live, archive, want
+
+
+def test_a_live_file_beside_its_reset_archive_is_one_session_each_call_once(tmp_path: Path, capsys):
+    live, archive, want = backed_up_before_the_reset(tmp_path)
+    assert _read(live)[0]["api_calls"] == 3  # the backup alone holds one call: the archive's are read with it
+    problems: Counter = Counter()
+    assert openclaw.read(archive, len, "chars", problems) == [] and problems == {openclaw.SAME_SESSION: 1}
+    archive.rename(tmp_path / "alone.jsonl")
+    alone, _ = _read(tmp_path / "alone.jsonl")
+    (tmp_path / "alone.jsonl").rename(archive)
+    row, problems = _read(live)
+    assert not problems and row == alone and row["prompt_tokens_billed"] == want["prompt"]
+    flags = ["--openclaw-home", str(tmp_path), "--estimate"]
+    assert main(["report", "--all", "--no-history", "--json", *flags]) == 0
+    out, err = capsys.readouterr()
+    group = json.loads(out)["groups"]["openclaw/interactive"]
+    assert (group["sessions"], group["api_calls"], group["prompt_tokens_billed"]) == (1, 3, want["prompt"])
+    assert f"{openclaw.SAME_SESSION}: 1" in err
+    for wanted in (row["id"], str(live), str(archive)):
+        assert main(["session", wanted, "--json", *flags]) == 0
+        out, err = capsys.readouterr()
+        assert json.loads(out)["api_calls"] == 3, (wanted, err)
+
+
+def test_a_live_file_that_went_on_after_its_archive_keeps_its_own_calls(tmp_path: Path):
+    """A restored copy that went on: the entries both hold count once, each file's own ones all count."""
+    live, archive, want = backed_up_before_the_reset(tmp_path)
+    entry = {"type": "message", "id": "f001", "parentId": "e005", "timestamp": "2026-04-03T08:00:00.000Z",
+             "message": {"role": "assistant", "content": [{"type": "text", "text": "Still there."}],
+                         "usage": {"input": 700, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 705}}}
+    with live.open("a") as handle:
+        handle.write(json.dumps(entry) + "\n")
+    row, _ = _read(live)
+    assert row["api_calls"] == 4 and row["prompt_tokens_billed"] == want["prompt"] + 700

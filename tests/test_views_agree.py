@@ -1,8 +1,8 @@
 """Issue 28, part 2: every view of one history counts alike. For every session, the report's group, its row
 (`--rows`), `sessions --json`, `session --json`, its page and the index agree on calls, bill, share and kind,
 and every view counts the sessions of each kind alike: on the demo, on an invented history of every agent
-(subagents whose session is gone, Hermes's rotations, one id in two databases, Gemini's A2A chats), and on
-../shared/corpus.
+(subagents whose session is gone, Hermes's rotations, one id in two databases, Gemini's A2A chats, one
+session held twice by one agent's records), and on ../shared/corpus.
 
 On the demo, the status line shows each session's share and calls as its row has them. `session --json`
 runs for every invented session and for a spread of the corpus's (each agent and kind,
@@ -25,6 +25,7 @@ from claude_2_1_fixtures import ORPHAN_SESSION, orphan_subagents
 from conftest import CORPUS, needs_corpus
 from hermes_fixtures import hermes_rotations
 from test_live_statusline import status_payload  # tests/ is on sys.path
+from test_sources_gemini import cleared
 
 from xshare.cli import main
 from xshare.demo.corpus import write_demo_corpus
@@ -246,6 +247,22 @@ def a2a_chats(home: Path) -> None:
     shutil.copyfile(first, first.with_name("session-2026-02-10T09-30-a2a-serv.json"))
 
 
+def one_session_twice(projects: Path, gemini_home: Path, openclaw_home: Path) -> None:
+    """An agent's records holding one session twice: a Claude Code transcript backed up into its project's
+    sessions/ folder, a Gemini CLI chat cleared into a second file under its id (before 2026), an OpenClaw
+    live file beside its own reset archive (a backup taken before the reset)."""
+    original = next(file.path for file in discover([projects]) if not file.parent_id)
+    backup = original.parent / "sessions" / original.name
+    backup.parent.mkdir()
+    shutil.copy2(original, backup)
+    first, _ = gemini_json(gemini_home, session_id="5d4c3b2a-cccc-4ddd-8eee-000000000003")
+    cleared(first)
+    archive, _ = openclaw_session(openclaw_home, "21e0d9c8-4444-4555-8666-777788889999",
+                                  ".reset.2026-04-02T00-00-00.000Z")
+    live = archive.with_name(archive.name.split(".reset.")[0])
+    live.write_text("".join(archive.read_text().splitlines(keepends=True)[:6]))
+
+
 def every_agent(tmp_path: Path) -> list[str]:
     projects = write_demo_corpus(tmp_path / "claude")
     orphan_subagents(projects)
@@ -254,6 +271,7 @@ def every_agent(tmp_path: Path) -> list[str]:
     a2a_chats(tmp_path / "gemini")
     opencode_db(tmp_path / "opencode" / "opencode.db")
     openclaw_session(tmp_path / "openclaw")
+    one_session_twice(projects, tmp_path / "gemini", tmp_path / "openclaw")
     return ["--claude-root", str(projects), "--hermes-db", str(tmp_path / "hermes" / "state.db"),
             "--hermes-db", str(tmp_path / "hermes-copy" / "state.db"), "--codex-home", str(tmp_path / "codex"),
             "--gemini-home", str(tmp_path / "gemini"), "--opencode-db", str(tmp_path / "opencode" / "opencode.db"),
@@ -265,6 +283,9 @@ def test_every_agent_counts_alike_in_every_view(tmp_path: Path, capsys: pytest.C
     views = gather(capsys, tmp_path, flags)
     kinds = assert_views_agree(views)
     assert kinds["weixin"] == 3 and kinds["subagent"] >= 4  # the rotations are weixin's, as the report has them
+    twice = [row for row in views.rows if row["id"].startswith(("5d4c3b2a", "21e0d9c8"))]
+    assert sorted(row["api_calls"] for row in twice) == [3, 6]  # each once, every call of both files
+    assert Counter((row["agent"], row["id"]) for row in views.rows).most_common(1)[0][1] == 2  # Hermes's alone
     assert_session_json_agrees(capsys, views, flags, views.rows)
     # the index names the A2A chats and the subagents whose session is gone apart, each by `sessions`'s short id
     text = views.index.read_text()

@@ -149,7 +149,7 @@ def _cli_html(args: HtmlOptions, looking: Looking, say: Callable[[str], None], p
             # the habits' detailed reads repeat the pages' (their problems were counted there)
             path, written = write_index(choice, out, args.claude_roots, looking.use_cache, origin, problems,
                                         others=lambda folder, taken: ledger_pages(looking, folder, problems, taken),
-                                        habits=lambda copied: habit_summaries(looking, None, copied, Counter()))
+                                        habits=lambda measured: habit_summaries(looking, None, measured, Counter()))
         except OSError as error:
             say(f"could not write the index: {error.strerror or error}")
             return 1

@@ -15,6 +15,7 @@ from xshare.html.analysis import from_ledger
 from xshare.html.habits import session_habits
 from xshare.html.write import claude_data
 from xshare.measure.ids import path_key
+from xshare.sessions.measured import Measured
 from xshare.sessions.registry import REGISTRY
 from xshare.sources.adapter import Looking
 from xshare.sources.claude import transcript as claude
@@ -23,10 +24,11 @@ from xshare.state.store import atomic_write, dumps, read_json, state_dir
 HABITS_VERSION = 2  # bump when a habit's rule changes: the side cache is then read again
 
 
-def habit_summaries(where: Looking, wanted: set[str] | None, copied: dict, problems: Counter) -> list[dict]:
+def habit_summaries(where: Looking, wanted: set[str] | None, measured: Measured, problems: Counter) -> list[dict]:
     """Each wanted session's habits summary (None: every session), from the side cache where its file is
-    unchanged, else read in detail; `copied`: the calls another file bills (Measured.copied), as pages leave
-    them out."""
+    unchanged, else read in detail; of `measured`, the calls another file bills (left out, as pages leave
+    them out) and the transcripts that only copy another's session (no session, as in the report)."""
+    copied = measured.copied
     cache = _load(where.choice.name) if where.use_cache else {}
     fresh: dict[str, list] = {}
     found: list[dict] = []
@@ -35,6 +37,8 @@ def habit_summaries(where: Looking, wanted: set[str] | None, copied: dict, probl
         if given == []:
             continue
         for path in adapter.discover(given):
+            if path_key(path) in measured.copy_files:
+                continue
             key = _key(path)
             kept = cache.get(key) if key else None
             if kept is None and key:

@@ -29,6 +29,7 @@ from xshare.measure.timestamps import stamp
 from xshare.report.periods import read_marks
 from xshare.sessions import counter as session_counter
 from xshare.sessions.claude_code import measure_claude, measure_session
+from xshare.sessions.measured import Measured
 from xshare.sources.claude import transcript as claude
 from xshare.sources.claude.transcript import TranscriptFile
 from xshare.state.paths import home as user_home
@@ -227,15 +228,16 @@ def write_index(
     origin: Callable[[Path], str] = shown_path,
     problems: Counter | None = None,
     others: Callable[[Path, set[str]], list[Linked]] | None = None,
-    habits: Callable[[dict], list[dict]] | None = None,
+    habits: Callable[[Measured], list[dict]] | None = None,
 ) -> tuple[Path, int]:
     """The index of every Claude Code session (and with `others`, the entries of the other agents' sessions,
     their pages written into the index's folder under names not `taken`) (one that made no API call too:
     its share is unknown), each linked to its page; pages that are missing or older than their transcript
-    are (re)written first. Returns the index path and how many pages were written; what went wrong is
-    added to `problems` (once per transcript: the pages re-read what the index measured). `habits`, given
-    the calls other files bill, returns the sessions' habits summaries (html/habit_store.py) for the
-    habits table."""
+    are (re)written first; a transcript that only copies another's session has none. Returns the index
+    path and how many pages were written; what went wrong is added to `problems` (once per transcript: the
+    pages re-read what the index measured). `habits`, given what the index measured (the calls other files
+    bill, the files that copy a session), returns the sessions' habits summaries (html/habit_store.py) for
+    the habits table."""
     target = out or html_dir() / "index.html"
     folder = target.parent
     files = claude.discover(transcript_roots(claude_roots))
@@ -252,8 +254,8 @@ def write_index(
     taken: set[str] = set()  # the pages' names so far
     for file in files:
         row = rows.get(file.session_id)
-        if row is None:
-            continue  # it vanished or could not be read (measure_claude counted it as a problem)
+        if row is None or path_key(file.path) in measured.copy_files:
+            continue  # it vanished or could not be read (counted as a problem), or it copies another file's session
         page = unique_page(folder, file.session_id, taken)
         subs = children.get(file.session_id, [])
         if _page_stamp(page) != _stamp([file, *subs], measured.tokenizer.name):
@@ -266,7 +268,7 @@ def write_index(
         written += len(more)
         entries += more
     entries.sort(key=lambda entry: entry.row.get("last_activity") or "", reverse=True)
-    summaries = habits(measured.copied) if habits is not None else None
+    summaries = habits(measured) if habits is not None else None
     atomic_write(target, render_index(entries, measured.tokenizer, _chart(entries), summaries).encode("utf-8"))
     return target, written
 

@@ -13,7 +13,7 @@ from types import ModuleType
 from xshare.measure.ids import normal_id
 from xshare.measure.tokens import TokenizerChoice
 from xshare.sessions import agent_rows, counter
-from xshare.sessions.claude_code import find_session, measure_claude, measure_one, read_file
+from xshare.sessions.claude_code import copy_source, find_sessions, measure_claude, measure_session, read_file
 from xshare.sources import recognise
 from xshare.sources.adapter import Ambiguous, Found, Gathered, Looking
 from xshare.sources.claude import transcript as claude
@@ -86,7 +86,8 @@ class ClaudeCode:
         result = measure_claude(files, looking.choice, since=looking.since, use_cache=looking.use_cache)
         result.problems.update(skipped)
         return Gathered(result.rows, result.problems, result.tokenizer, bool(files),
-                        [f"Claude Code transcripts under {root}" for root in roots], result.copied)
+                        [f"Claude Code transcripts under {root}" for root in roots], result.copied,
+                        result.copy_files)
 
     def session_ids(self, looking: Looking) -> list[str]:
         if looking.given(self.agent) == []:
@@ -94,21 +95,48 @@ class ClaudeCode:
         return [file.session_id for file in claude.discover(self.roots(looking.given(self.agent)))]
 
     def _found(self, file: claude.TranscriptFile, looking: Looking, problems: Counter, detail: bool) -> Found:
+        """The session of this transcript; a file that only copies another's session (a backup) answers with
+        that file's, said on stderr, as the report counts it there."""
+        roots = self.roots(looking.given(self.agent))
         if detail:  # its page measures it (and its subagents' files) itself: html/write.py
+            file = _original(file, looking.choice, roots, problems)
             return Found(self.agent, {"id": file.session_id}, Counter(), file.path, transcript=file)
-        row, trouble = measure_one(file, looking.choice, self.roots(looking.given(self.agent)))
+        transcript, row, trouble = measure_session(file, looking.choice, roots=roots)
+        if transcript.copies.copied and not transcript.ledger.calls:  # no call of its own: a copy?
+            original = _original(file, looking.choice, roots, problems)
+            if original != file:
+                transcript, row, trouble = measure_session(original, looking.choice, roots=roots)
+                file = original
         problems.update(trouble)
         return Found(self.agent, row, Counter(trouble), file.path, transcript=file)
 
-    def find(self, session_id: str, looking: Looking, problems: Counter, detail: bool = False) -> Found | None:
+    def find(self, session_id: str, looking: Looking, problems: Counter,
+             detail: bool = False) -> Found | Ambiguous | None:
+        """A backup of the session's transcript (beside it, or in another root) is passed over for the file it
+        copies; two files of one id that each bill calls of their own are refused, as other agents' are."""
         if looking.given(self.agent) == []:
             return None
-        file = find_session(session_id, looking.given(self.agent))
-        return self._found(file, looking, problems, detail) if file is not None else None
+        files = find_sessions(session_id, looking.given(self.agent))
+        if len(files) > 1:
+            roots = self.roots(looking.given(self.agent))
+            files = [file for file in files if copy_source(file, looking.choice, roots) is None] or files[:1]
+        if len(files) > 1:
+            return Ambiguous(session_id, [f"{session_id} ({self.agent}, in {file.path})" for file in files], "same id")
+        return self._found(files[0], looking, problems, detail) if files else None
 
     def find_path(self, path: Path, looking: Looking, problems: Counter,
                   detail: bool = False) -> Found | Ambiguous | None:
         return self._found(claude.describe(path.resolve()), looking, problems, detail)
+
+
+def _original(file: claude.TranscriptFile, choice: TokenizerChoice, roots: list[Path],
+              problems: Counter) -> claude.TranscriptFile:
+    """The transcript whose session this one copies, said on stderr; itself when it is a session."""
+    source = copy_source(file, choice, roots)
+    if source is None:
+        return file
+    problems[f"{file.path} only copies the session of {source.path}: shown as that file"] += 1
+    return source
 
 
 class Hermes:
@@ -241,9 +269,9 @@ class FileAgent:
 
     def find(self, session_id: str, looking: Looking, problems: Counter,
              detail: bool = False) -> Found | Ambiguous | None:
-        """Files whose name holds the id are read first, every one of them: two holding the id (a resume
-        written to a second file, an archived copy) are refused, not one picked. Its page lists its own
-        file's problems."""
+        """Files whose name holds the id are read first, every one of them: two holding the id (two homes named
+        holding one session) are refused, not one picked; the files of one session in one folder give one row
+        (a reader's `session_file`). Its page lists its own file's problems."""
         given = looking.given(self.agent)
         if given == []:
             return None
@@ -265,4 +293,9 @@ class FileAgent:
 
     def find_path(self, path: Path, looking: Looking, problems: Counter,
                   detail: bool = False) -> Found | Ambiguous | None:
-        return _read_one(self, path, looking, problems)
+        """A file whose session another file's row holds (a rotated copy beside its live file, a chat continued
+        in a later file) answers with that row, said on stderr."""
+        holder = self.reader.session_file(path) if hasattr(self.reader, "session_file") else path
+        if holder.name != path.name:
+            problems[f"{path} holds part of the session of {holder}: shown as that file"] += 1
+        return _read_one(self, holder, looking, problems)

@@ -146,6 +146,8 @@ def measure_agent(
     oldest_ns = int((since.timestamp() - 86400) * 1e9) if since else None
     for path in files:
         stamp = _database_stamp(path) if adapter.KIND == "database" else _stat_path(path)
+        if stamp is not None and hasattr(adapter, "session_files"):
+            stamp += _others_stamp(path, adapter.session_files(path))
         if stamp is None:
             problems[f"{adapter.NAME} files that vanished or could not be read"] += 1
             continue
@@ -170,6 +172,16 @@ def measure_agent(
         kept = {key: entry for key, entry in cached.items() if key_path(key).exists()}
         _save_cache(counter.current().choice, {**kept, **fresh}, adapter.AGENT)
     return rows, problems
+
+
+def _others_stamp(path: Path, session_files: list[Path]) -> list[int]:
+    """The stamps of the other files that may hold this file's session (a reader's `session_files`): its row
+    is read from them too, so it is read again when one of them changes, comes or goes."""
+    stamp: list[int] = []
+    for other in session_files:
+        if other.name != path.name:
+            stamp += _stat_path(other) or [0, 0]  # [size, mtime] pairs, as the file's own
+    return stamp
 
 
 def _stat_path(path: Path) -> list[int] | None:

@@ -8,6 +8,7 @@ cores, largest first; each worker runs the same incremental reader the live hook
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from datetime import datetime
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from xshare.measure import tokens as tokenizers
 from xshare.measure.family import complete_packed, complete_with_unrecorded
-from xshare.measure.ids import normal_id, path_key
+from xshare.measure.ids import key_path, normal_id, path_key
 from xshare.sessions import counter, rows_cache
 from xshare.sessions.measured import Measured
 from xshare.sessions.packed import PackedRows
@@ -25,6 +26,7 @@ from xshare.sources.claude import transcript as claude
 from xshare.sources.claude.transcript import ClaudeTranscript, TranscriptFile
 from xshare.state.store import dumps, loads
 
+COPY_FILES = "Claude Code transcripts that copy another file's session (counted once, as that file)"
 _IN_FLIGHT = 4  # batches per worker submitted ahead of the results: workers stay busy, few futures live
 _BATCH_FILES, _BATCH_BYTES = 32, 1 << 20  # small sessions travel to a worker together, up to either
 
@@ -90,10 +92,15 @@ def measure_claude(
         fresh[path_key(file.path)] = rows_cache.Entry(stat[0], stat[1], problems, row, times, ())
     reread = _settle_copies(fresh, files, choice, workers)
     result.copied = {key: frozenset(entry.copied) for key, entry in fresh.items() if entry.copied}
+    result.copy_files = frozenset(key for key, entry in fresh.items()
+                                  if entry.copied and claude_copies.copies_a_session(loads(entry.times), entry.copied))
+    if result.copy_files:  # a backup beside its session, or in a second root: the session is counted once
+        result.problems[COPY_FILES] += len(result.copy_files)
     for entry in fresh.values():
         if entry.problems:
             result.problems.update(entry.problems)
-    result.rows = PackedRows(complete_packed([entry.row for entry in fresh.values()]))
+    result.rows = PackedRows(complete_packed([entry.row for key, entry in fresh.items()
+                                              if key not in result.copy_files]))
     if todo and counter.current():
         result.tokenizer = counter.current().choice  # the vocabulary may have proved unusable on load
     if use_cache and (todo or reread):
@@ -201,14 +208,15 @@ def _batches(ordered: list[list[int]], todo: list) -> Iterator[list[int]]:
         yield batch
 
 
-def find_session(wanted: str, claude_roots: list[str] | None = None) -> TranscriptFile | None:
-    """A transcript by path, or by session id (file stem, or <session>/<agent file stem>)."""
+def find_sessions(wanted: str, claude_roots: list[str] | None = None) -> list[TranscriptFile]:
+    """A transcript by path, or the transcripts of a session id (file stem, or <session>/<agent file stem>):
+    a backup of one may lie beside it or in another root."""
     path = Path(wanted).expanduser()
     if path.suffix == ".jsonl" and path.is_file():
-        return claude.describe(path.resolve())
+        return [claude.describe(path.resolve())]
     roots = [claude.resolve_root(root) for root in claude_roots] if claude_roots else claude.default_roots()
     wanted = normal_id(wanted)  # as rows print it, or as the shell passed a file name's bytes
-    return next((file for file in claude.discover(roots) if file.session_id == wanted), None)
+    return [file for file in claude.discover(roots) if file.session_id == wanted]
 
 
 def measure_one(file: TranscriptFile, choice: tokenizers.TokenizerChoice,
@@ -242,12 +250,20 @@ def measure_session(file: TranscriptFile, choice: tokenizers.TokenizerChoice, de
 def copied_here(file: TranscriptFile, times: dict[str, str | None],
                 roots: list[Path] | None = None) -> frozenset[str]:
     """The calls of this file that an earlier transcript holds too, of its project folder or under `roots`,
-    as the report decides it (sources/claude/copies.py): from the report's cache where it is current, else
-    from the files whose ids meet this file's calls (a scan, not a read, of the others). Only the calls this
-    file holds are kept of the others', so a view of one session never holds every session's."""
+    as the report decides it (sources/claude/copies.py)."""
+    mine = path_key(file.path)
+    return frozenset(call for call, biller in billed_by(file, times, roots).items() if biller != mine)
+
+
+def billed_by(file: TranscriptFile, times: dict[str, str | None],
+              roots: list[Path] | None = None) -> dict[str, str]:
+    """Which transcript (its path key) bills each call of this file, of those of its project folder or under
+    `roots`, as the report decides it: from the report's cache where it is current, else from the files whose
+    ids meet this file's calls (a scan, not a read, of the others). Only the calls this file holds are kept of
+    the others', so a view of one session never holds every session's."""
     project = claude_copies.project_folder(file.path)
     if not times or project is None:
-        return frozenset()
+        return dict.fromkeys(times, path_key(file.path))
     paths = {path_key(path): path for path in claude_copies.transcripts_in(project)}
     paths.update((path_key(other.path), other.path) for other in claude.discover(roots or []))
     cached = rows_cache.load(counter.current().choice.name, set(paths))
@@ -265,4 +281,20 @@ def copied_here(file: TranscriptFile, times: dict[str, str | None],
                 continue
             theirs = measure_file(other)[2]
         held[key] = (other.source, {call: time for call, time in theirs.items() if call in times})
-    return claude_copies.lost_calls(held)[path_key(file.path)]
+    return {call: biller for call, biller in claude_copies.billing_files(held).items() if call in times}
+
+
+def copy_source(file: TranscriptFile, choice: tokenizers.TokenizerChoice,
+                roots: list[Path] | None = None) -> TranscriptFile | None:
+    """The transcript whose session this file only copies (a backup beside it or in another root: every call
+    of this file billed there, none of its own), the one billing most of its calls; None for a session."""
+    counter.use(choice)
+    entry = rows_cache.load(choice.name, {path_key(file.path)}).get(path_key(file.path))
+    stat = _stat(file)
+    times = loads(entry.times) if entry and stat and (entry.size, entry.mtime_ns) == stat else measure_file(file)[2]
+    billers = billed_by(file, times, roots)
+    if not claude_copies.copies_a_session(times, [call for call, biller in billers.items()
+                                                  if biller != path_key(file.path)]):
+        return None
+    source = Counter(billers.values()).most_common(1)[0][0]
+    return claude.describe(key_path(source))

@@ -26,6 +26,7 @@ def measure(looking: Looking) -> Measured:
         result.problems.update(gathered.problems)
         result.tokenizer = gathered.tokenizer
         result.copied.update(gathered.copied)
+        result.copy_files |= gathered.copy_files
         result.looked_in += gathered.looked_in
         if gathered.found is not None:
             result.sources[adapter.name] = "read" if gathered.found else "not found"

@@ -50,7 +50,8 @@ class Found:
 class Gathered:
     """An agent's sessions measured: rows (a list, or Claude Code's packed rows), the problems met, the
     tokenizer that counted them (an unusable vocabulary falls back), whether any record was found (None:
-    not said), where it looked, and the calls each file bills that an earlier one holds (Claude Code)."""
+    not said), where it looked, the calls each file holds that an earlier one bills, and the files that only
+    copy another's session, which have no row (Claude Code)."""
 
     rows: Any
     problems: Counter
@@ -58,6 +59,7 @@ class Gathered:
     found: bool | None
     looked_in: list[str]
     copied: dict = field(default_factory=dict)
+    copy_files: frozenset = frozenset()
 
 
 @dataclass

@@ -10,14 +10,21 @@ present from the call after it. A call whose bill is zero (a failed request) is 
 from __future__ import annotations
 
 import math
+import os
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 
 from xshare.measure.agent_tools import explain_tool
 from xshare.measure.ledger import FIRST_CALL, Ledger, session_row
 from xshare.measure.plausible import call_counts
 from xshare.measure.timestamps import refused
 from xshare.state.store import dumps, loads
+
+_SETTLED_NS = 2_000_000_000  # a folder changed this recently may change again within its clock's tick
+# (folder, key) -> (the folder's mtime, its names grouped): one listing a folder for all its files' reads
+_GROUPED: dict[tuple[str, Callable], tuple[int, dict[str, tuple[str, ...]]]] = {}
 
 USAGE_UNKNOWN = "usage_unknown"  # row field: why the agent's records hold no token usage
 IMPOSSIBLE_USAGE = "calls with impossible token counts (not counted, no cap applied)"
@@ -98,6 +105,32 @@ def holds_no_record(what: str, data: bytes, problems: Counter) -> None:
         problems[f"{what} files that hold no record (not JSON, or JSON of another shape; not read)"] += 1
 
 
+def names_by(folder: Path, key: Callable[[str], str | None]) -> dict[str, tuple[str, ...]]:
+    """The names in a folder grouped by `key` (a name it gives None is left out), each group sorted; none when
+    the folder cannot be listed. Kept until the folder changes, so reading each of thousands of files beside
+    each other lists their folder once, not once a file."""
+    try:
+        stamp = folder.stat().st_mtime_ns
+    except OSError:
+        return {}
+    kept = _GROUPED.get((str(folder), key))
+    if kept is not None and kept[0] == stamp:
+        return kept[1]
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return {}
+    grouped: dict[str, list[str]] = {}
+    for name in names:
+        found = key(name)
+        if found is not None:
+            grouped.setdefault(found, []).append(name)
+    result = {found: tuple(members) for found, members in grouped.items()}
+    if time.time_ns() - stamp > _SETTLED_NS:
+        _GROUPED[(str(folder), key)] = (stamp, result)
+    return result
+
+
 class Replay:
     """One session's messages, in order, through a ledger with per-call bills."""
 
@@ -107,6 +140,8 @@ class Replay:
         self.pending: list[tuple[str, str, str | None, str | None]] = []
         self.tools: dict[str, tuple[str, object]] = {}  # call id -> (tool name, arguments)
         self.model: str | None = None
+        self.thread = "main"  # the context the calls carry (start_over begins another)
+        self.conversations = 1
 
     def seen(self, timestamp: object) -> str | None:
         """A record's time: the session's activity if plausible; a time present but refused is counted."""
@@ -156,14 +191,22 @@ class Replay:
         if billed <= 0:
             self.flush()
             return False
-        self.ledger.call(billed, usage=usage, cap=billed, model=self.model, time=time)
+        self.ledger.call(billed, usage=usage, thread=self.thread, cap=billed, model=self.model, time=time)
         self.flush()
         return True
 
     def compact(self, summary: str = "") -> None:
         self.flush()
-        self.ledger.compact()
+        self.ledger.compact(self.thread)
         self._add("conversation", summary)
+
+    def start_over(self) -> None:
+        """A new conversation under the session's id (Gemini CLI's /clear before it gave a new id): nothing said
+        before it is sent again, and its first call says its overhead anew, as a new thread's does. Not a
+        compaction: nothing was summarised."""
+        self.flush()
+        self.conversations += 1
+        self.thread = f"conversation {self.conversations}"
 
     def flush(self) -> None:
         pending, self.pending = self.pending, []
@@ -172,7 +215,7 @@ class Replay:
 
     def _add(self, category: str, text: str, key: str | None = None, label: str | None = None) -> None:
         if text:
-            self.ledger.add(category, self.count(text), key=key, label=label)
+            self.ledger.add(category, self.count(text), key=key, thread=self.thread, label=label)
 
     def row(self, session_id: str, source: str, tokenizer: str, parent: str | None = None,
             usage_unknown: str | None = None) -> dict:

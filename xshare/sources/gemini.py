@@ -20,8 +20,15 @@ Resumes (0.61). `--resume` within the same minute appends the whole history agai
 `messages`, under the ids it had but without `tokens` (and with each tool result split into a `<id>_response`
 user message): a record that carried a bill keeps it, so each billed call is counted once. Resumed in a
 later minute, the CLI writes a new file (`session-<later time>-<id8>.jsonl`) holding only the header and
-the session context, and goes on appending to the first file: a file without calls whose earlier twin in
-the folder has the same session id is not a session of its own.
+the session context, and goes on appending to the first file: a file without calls whose twin in the
+folder has the same session id is not a session of its own.
+
+One id, several files. Before /clear gave the chat a new id (2026), it started a new file under the same id
+(`252bf0d8` of the corpus: its second file's first call carries none of the first's context), and Gemini
+CLI's own session list keeps one session an id. So the files of the folder holding one session id (and a
+billed call) are one session, its row the first file's: a message two of them hold (the same id: a copy)
+counts once, and a file that repeats none of the earlier ones' messages starts a new conversation, whose
+calls carry nothing said before it (`_replay_chats`). The others have no row, said on stderr.
 
 Presence. User messages, the model's text, its tool calls (`toolCalls[].args`) and their results (which
 Gemini CLI stores inside the call, `result[].functionResponse.response`) are present from the next call.
@@ -53,8 +60,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from xshare.sources import same_file, unseen
-from xshare.sources.adapter import first_record, sniff
-from xshare.sources.agent_common import Replay, as_text, content_text, holds_no_record, json_objects
+from xshare.sources.agent_common import Replay, as_text, content_text, holds_no_record, json_objects, names_by
 from xshare.sources.recognise import one_document
 from xshare.state.paths import home as user_home
 from xshare.state.store import loads
@@ -70,6 +76,9 @@ INJECTED_PREFIXES = ("<session_context>",)
 NOTICES = frozenset({"info", "error", "warning"})  # the CLI's notices to the person, never sent to the model
 # 0.61's subagents (`invoke_agent`): each run's chat, kind "subagent", in a folder named for the parent session
 SUBAGENT_CHATS = "*/chats/*-*-*-*-*/*.jsonl"
+A2A_ID = "a2a-server"  # the id the A2A server gives every chat
+SAME_SESSION = ("Gemini CLI chats of a session an earlier file of the folder holds too (read with it as one "
+                "session, each call once)")
 
 
 def default_homes() -> list[Path]:
@@ -208,22 +217,85 @@ def replay_messages(replay: Replay, messages: list[dict]) -> int:
     return prompts
 
 
-def _resumed_elsewhere(path: Path, session_id: str) -> bool:
-    """Whether an earlier chat file of the same folder, named for the same session, has the same id: resumed
-    in a later minute, Gemini CLI (0.61) writes a new file holding only the header and the session context,
-    and goes on appending to the first file (the first file is the session, whatever it holds)."""
-    for other in path.parent.glob(f"session-*-{session_id[:8]}.json*"):
-        if other.name >= path.name:
+def _session_of_name(name: str) -> str | None:
+    """The start of the session id a chat file is named for (`session-<time>-<id8>.json`, `.jsonl`); None for
+    any other file. The A2A server's chats all end `-a2a-serv` and are each a session of their own."""
+    if not name.startswith("session-") or not name.endswith((".json", ".jsonl")):
+        return None
+    short = name.rsplit(".", 1)[0].rsplit("-", 1)[-1]
+    return None if short == A2A_ID[:8] else short
+
+
+def session_files(path: Path) -> list[Path]:
+    """The chat files of this one's folder named for the same session (the first 8 characters of its id), in
+    name order, which is their start's: they may hold one session between them (see `session_file`)."""
+    short = _session_of_name(path.name)
+    names = names_by(path.parent, _session_of_name).get(short, ()) if short is not None else ()
+    return [path.parent / name for name in names] or [path]
+
+
+def _same_session(path: Path, session_id: str, own: tuple[dict, list[dict]]) -> list[tuple[Path, dict, list[dict]]]:
+    """Of this file's `session_files`, those holding this session (its id in their header), with their header
+    and messages (this file's given: `own`); another file's problems are counted when it is read itself."""
+    chats = []
+    for other in session_files(path):
+        if other.name == path.name:
+            chats.append((path, *own))
             continue
-        header = first_record(sniff(other, 4096)) if other.suffix == ".jsonl" else None
-        if header is not None and header.get("sessionId") == session_id:
-            return True
-    return False
+        try:
+            chat = _chat(other, other.read_bytes(), Counter())
+        except OSError:
+            continue
+        if chat is not None and chat[0].get("sessionId") == session_id:
+            chats.append((other, *chat))
+    return chats
+
+
+def _session_chats(chats: list[tuple[Path, dict, list[dict]]]) -> list[tuple[Path, dict, list[dict]]]:
+    """The files one session's row is read from: those holding a billed call, from the first (the row is that
+    file's); the first file when none does. A file of the session without a call is none of them: 0.61's
+    stub, written when a resume in a later minute goes on appending to the first file."""
+    billed = [chat for chat in chats if any(_billed(message) for message in chat[2])]
+    return billed or chats[:1]
+
+
+def session_file(path: Path) -> Path:
+    """The chat file whose row is this file's session: itself, unless an earlier file of the folder holds the
+    same session id and a billed call (Gemini CLI before /clear gave a new id started a new file under the
+    same id; any version may hold a copy), or this file holds none and a later one does."""
+    try:
+        chat = _chat(path, path.read_bytes(), Counter())
+    except OSError:
+        return path
+    session_id = chat[0].get("sessionId") if chat else None
+    if chat is None or not isinstance(session_id, str) or not session_id or session_id == A2A_ID:
+        return path
+    return _session_chats(_same_session(path, session_id, chat))[0][0]
+
+
+def _replay_chats(replay: Replay, chats: list[tuple[Path, dict, list[dict]]]) -> int:
+    """One session's chat files replayed as one (returns its prompts): a message another of its files holds too
+    (the same id) is read where it came first, with its bill, so each call counts once. A file that repeats
+    none of the earlier files' messages is a new conversation under the same id (a /clear): what was said
+    before is not sent again."""
+    seen: set[str] = set()
+    prompts = 0
+    for index, (_, header, messages) in enumerate(chats):
+        ids = {str(message["id"]) for message in messages if message.get("id") is not None}
+        if index and not ids & seen:
+            replay.start_over()
+        replay.seen(header.get("startTime"))
+        prompts += replay_messages(replay, [message for message in messages
+                                            if message.get("id") is None or str(message["id"]) not in seen])
+        replay.seen(header.get("lastUpdated"))
+        seen |= ids
+    return prompts
 
 
 def read(path: Path, count: Callable[[str], int], tokenizer: str, problems: Counter,
          ledgers: dict | None = None) -> list[dict]:
-    """The session row of one chat file (with `ledgers`, its detailed ledger too)."""
+    """The session row of one chat file, read with the other files of its session (with `ledgers`, its
+    detailed ledger too); none when another file's row is the session's."""
     try:
         data = path.read_bytes()
     except OSError:
@@ -234,14 +306,17 @@ def read(path: Path, count: Callable[[str], int], tokenizer: str, problems: Coun
         return []
     header, messages = chat
     session_id = header.get("sessionId")
-    if not isinstance(session_id, str) or not session_id or session_id == "a2a-server":
+    if not isinstance(session_id, str) or not session_id or session_id == A2A_ID:
         session_id = path.stem  # the A2A server gives every chat the same id; the file name is unique
-    elif not any(_billed(message) for message in messages) and _resumed_elsewhere(path, session_id):
-        return []  # a resume's stub: the session is the file that holds its calls
+        chats = [(path, header, messages)]
+    else:
+        chats = _session_chats(_same_session(path, session_id, chat))
+        if chats[0][0].name != path.name:
+            if any(_billed(message) for message in messages):  # a stub, holding no call, is no one's news
+                problems[SAME_SESSION] += 1
+            return []
     replay = Replay(AGENT, count, problems, ledgers is not None)
-    replay.seen(header.get("startTime"))
-    prompts = replay_messages(replay, messages)
-    replay.seen(header.get("lastUpdated"))
+    prompts = _replay_chats(replay, chats)
     kind = header.get("kind")
     source = "interactive" if kind in (None, "main") else "subagent"
     row = replay.row(session_id, source, tokenizer)

@@ -5,7 +5,9 @@ $OPENCLAW_HOME/.openclaw, else ~/.openclaw). Checked against the corpus's sessio
 Where. Until 2026.9: `agents/<agentId>/sessions/<uuid>.jsonl`, with rotated copies
 `<uuid>.jsonl.reset.<time>` (a /reset started a new session) and `<uuid>.jsonl.deleted.<time>`: they are
 sessions that were billed, so they are read too (2026.9 compresses them: `....zst`, decompressed by
-xshare/sources/unzstd.py). From 2026.9: one SQLite database per agent,
+xshare/sources/unzstd.py). A reset renames the live file, so one session's live file and its archive lie side
+by side only as copies (a backup taken before the reset): the files of one id are one session, each entry
+read once (`session_files`). From 2026.9: one SQLite database per agent,
 `agents/<agentId>/agent/openclaw-agent.sqlite`, a transcript entry per row (xshare/sources/openclaw_db.py).
 `sessions.json` (files) or `session_windows.session_key` (SQLite) name each session's key: a key with
 `:subagent:` is `openclaw/subagent`, with `:cron:` `openclaw/automated`; the others (the person's chats,
@@ -46,12 +48,20 @@ from pathlib import Path
 from xshare.measure.agent_tools import explain_tool
 from xshare.sources import same_file, unzstd
 from xshare.sources.adapter import sniff
-from xshare.sources.agent_common import Replay, as_text, content_text, holds_no_record, json_objects, parse_json
+from xshare.sources.agent_common import (
+    Replay,
+    as_text,
+    content_text,
+    holds_no_record,
+    json_objects,
+    names_by,
+    parse_json,
+)
 from xshare.sources.openclaw_db import COMPRESSED_UNREADABLE, DATABASE_NAME, read_sessions
 from xshare.sources.recognise import compressed
 from xshare.sources.sqlite import SQLITE_MAGIC
 from xshare.state.paths import home as user_home
-from xshare.state.store import loads
+from xshare.state.store import dumps, loads
 
 AGENT = "openclaw"
 NAME = "OpenClaw"
@@ -65,6 +75,8 @@ UNKNOWN_ENTRY = "OpenClaw transcript entries of a type this xshare does not know
 UNKNOWN_ROLE = "OpenClaw messages with a role this xshare does not know (skipped)"
 NO_USAGE = "OpenClaw assistant messages without usage (not counted as calls)"
 TRANSCRIPT = "OpenClaw transcript"  # what its problems call the files and lines they were met in
+SAME_SESSION = ("OpenClaw transcripts of a session an earlier file of it holds too (a live file beside its reset "
+                "archive: read with it as one session, each call once)")
 
 
 def default_homes() -> list[Path]:
@@ -85,10 +97,33 @@ def discover(homes: list[Path]) -> list[Path]:
     found: list[Path] = []
     for home in homes:
         for path in sorted(home.glob("agents/*/sessions/*.jsonl*")):
-            if path.name.endswith(".jsonl") or any(mark in path.name for mark in ROTATED):
+            if _session_of_name(path.name) is not None:
                 found.append(path)
         found += sorted(home.glob(f"agents/*/agent/{DATABASE_NAME}"))
     return same_file.unique_files(found)  # a file reached twice (a symlinked home, a hard link) is read once
+
+
+def _session_of_name(name: str) -> str | None:
+    """The session a transcript's name is for (`<id>.jsonl`, `<id>.jsonl.reset.<time>`, ...); None for any
+    other file."""
+    if name.endswith(".jsonl") or any(mark in name for mark in ROTATED):
+        return name.split(".jsonl", 1)[0]
+    return None
+
+
+def session_files(path: Path) -> list[Path]:
+    """Every transcript of this file's session in its folder, in name order (the live file first). OpenClaw
+    renames the live file on a reset or a delete, so it never leaves the live file beside its archive; where
+    both lie there (a backup of the folder taken before the reset, beside the reset's archive), each holds
+    the session's entries up to where it stops: they are read as one session, each entry once."""
+    session = _session_of_name(path.name)
+    names = names_by(path.parent, _session_of_name).get(session, ()) if session is not None else ()
+    return [path.parent / name for name in names] or [path]
+
+
+def session_file(path: Path) -> Path:
+    """The transcript whose row is this file's session: the first of its `session_files`."""
+    return session_files(path)[0]
 
 
 def group_of(key: str) -> str:
@@ -217,28 +252,55 @@ def _read_database(path: Path, count: Callable[[str], int], tokenizer: str, prob
     return rows
 
 
-def read(path: Path, count: Callable[[str], int], tokenizer: str, problems: Counter,
-         ledgers: dict | None = None) -> list[dict]:
-    """The session row of one transcript, or of every session in a database (with `ledgers`, their
-    detailed ledgers too)."""
-    if path.name == DATABASE_NAME or sniff(path, len(SQLITE_MAGIC)) == SQLITE_MAGIC:
-        return _read_database(path, count, tokenizer, problems, ledgers)
+def _transcript_bytes(path: Path, problems: Counter) -> bytes | None:
+    """A transcript's bytes, decompressed when 2026.9 archived it compressed; None, counted, when unreadable."""
     try:
         data = path.read_bytes()
     except OSError:
         problems["OpenClaw transcripts that vanished or could not be read"] += 1
-        return []
+        return None
     if compressed(path, data):  # 2026.9's archived transcripts
         data = unzstd.decompress(data)
         if data is None:
             problems[COMPRESSED_UNREADABLE] += 1
-            return []
-    transcript = _Transcript(path.name.split(".jsonl", 1)[0], count, problems, ledgers is not None)
-    held = 0
-    for entry in json_objects(data, problems, TRANSCRIPT):
-        held += 1
-        transcript.entry(entry)
-    if not held:  # no entry of OpenClaw's: no session, not one with no calls
-        holds_no_record(TRANSCRIPT, data, problems)
+    return data
+
+
+def _session_entries(files: list[Path], problems: Counter) -> list[dict]:
+    """The entries of one session's transcripts, each once: an entry another of its files holds too (the same
+    id: OpenClaw's ids are unique within a session) is read where it came first."""
+    entries, seen = [], set()
+    for path in files:
+        data = _transcript_bytes(path, problems)
+        if data is None:
+            continue
+        held = 0
+        for entry in json_objects(data, problems, TRANSCRIPT):
+            held += 1
+            key = entry["id"] if isinstance(entry.get("id"), str) else dumps(entry)
+            if key not in seen:
+                seen.add(key)
+                entries.append(entry)
+        if not held:  # no entry of OpenClaw's: no session, not one with no calls
+            holds_no_record(TRANSCRIPT, data, problems)
+    return entries
+
+
+def read(path: Path, count: Callable[[str], int], tokenizer: str, problems: Counter,
+         ledgers: dict | None = None) -> list[dict]:
+    """The session row of one transcript (with the session's other files: its rotated copies), or of every
+    session in a database (with `ledgers`, their detailed ledgers too). A transcript whose session an earlier
+    one of its files holds has no row: that file's row is the session's."""
+    if path.name == DATABASE_NAME or sniff(path, len(SQLITE_MAGIC)) == SQLITE_MAGIC:
+        return _read_database(path, count, tokenizer, problems, ledgers)
+    files = session_files(path)
+    if files[0].name != path.name:
+        problems[SAME_SESSION] += 1
         return []
+    entries = _session_entries(files, problems)
+    if not entries:
+        return []
+    transcript = _Transcript(path.name.split(".jsonl", 1)[0], count, problems, ledgers is not None)
+    for entry in entries:
+        transcript.entry(entry)
     return [_row(transcript, _groups(path.parent).get(transcript.session_id, "interactive"), tokenizer, ledgers)]

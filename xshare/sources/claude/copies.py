@@ -160,16 +160,30 @@ def owner_key(time: str | None, source: str, path: str) -> tuple:
     return (time or _LAST, _rank(source), path)
 
 
-def lost_calls(held: dict[str, tuple[str, dict[str, str | None]]]) -> dict[str, frozenset[str]]:
-    """For each file (path -> (source, its own calls' times)), the calls an earlier file holds too;
-    independent of the order the files come in."""
+def billing_files(held: dict[str, tuple[str, dict[str, str | None]]]) -> dict[str, str]:
+    """Of the files (path -> (source, its own calls' times)), the one that bills each call; independent of the
+    order the files come in."""
     best: dict[str, tuple] = {}
     for path, (source, times) in held.items():
         for key, time in times.items():
             candidate = owner_key(time, source, path)
             if key not in best or candidate < best[key]:
                 best[key] = candidate
-    return {path: frozenset(key for key in times if best[key][2] != path) for path, (_, times) in held.items()}
+    return {key: owner[2] for key, owner in best.items()}
+
+
+def lost_calls(held: dict[str, tuple[str, dict[str, str | None]]]) -> dict[str, frozenset[str]]:
+    """For each file (path -> (source, its own calls' times)), the calls an earlier file holds too."""
+    billed_by = billing_files(held)
+    return {path: frozenset(key for key in times if billed_by[key] != path) for path, (_, times) in held.items()}
+
+
+def copies_a_session(times: dict, lost: Iterable[str]) -> bool:
+    """Whether a file is a copy of another's session, not a session: it holds calls (`times`, its own as read
+    alone) and every one of them is billed by another file (`lost`); it adds no call of its own. A file with
+    one call of its own stays a session: that call is billed nowhere else. A fork whose every call is marked
+    as its parent's (`requestSessionId`) is not one either: Claude Code gave it an id of its own."""
+    return bool(times) and set(times) <= set(lost)
 
 
 def settle(files: Sequence[tuple[str, str]], times_of: Callable[[int], dict[str, str | None]]
