@@ -94,10 +94,18 @@ def count_opencode(home: Path, calls: Counter, prompt: Counter) -> None:
 
 
 def count_openclaw(home: Path, calls: Counter, prompt: Counter) -> None:
-    for path in home.glob("agents/*/sessions/*.jsonl*"):
+    """Every assistant entry with usage once: a live file and its reset archive (a copy taken before the
+    reset) hold the same entries, by id."""
+    seen: set[tuple[str, str]] = set()
+    for path in sorted(home.glob("agents/*/sessions/*.jsonl*")):
         if path.name.endswith(".lock"):
             continue
+        session = path.name.split(".jsonl", 1)[0]
         for entry in _json_lines(path):
+            if isinstance(entry.get("id"), str):
+                if (session, entry["id"]) in seen:
+                    continue
+                seen.add((session, entry["id"]))
             message = entry.get("message") if entry.get("type") == "message" else None
             usage = message.get("usage") if isinstance(message, dict) and message.get("role") == "assistant" else None
             if isinstance(usage, dict):
