@@ -183,7 +183,8 @@ def live_row(session_id: str, choice=None) -> dict | None:
     if not isinstance(saved, dict) or saved.get("method") != METHOD_VERSION or saved.get("tokenizer") != choice.name:
         return None
     summary_now = read_json(line_file(session_id))
-    path = Path(summary_now["transcript"]) if isinstance(summary_now, dict) else Path(f"{session_id}.jsonl")
+    saved_path = summary_now.get("transcript") if isinstance(summary_now, dict) else None
+    path = Path(saved_path) if isinstance(saved_path, str) else Path(f"{session_id}.jsonl")  # a summary of other shape
     file = describe(path)
     try:
         # no bytes are read here, so no counter is needed

@@ -211,6 +211,10 @@ class CountStore:
         if self._loaded:
             return
         self._loaded = True
+        if os.path.islink(self.path):  # the store is xshare's file: a link in its place may aim at the user's
+            self._writable = False
+            self.warn(f"the token count store {self.path.name} is a link; left alone, counts are not kept")
+            return
         try:
             with open_regular(self.path) as handle:
                 inode, data = os.fstat(handle.fileno()).st_ino, handle.read()

@@ -27,6 +27,7 @@ from xshare.measure.plausible import row_problem
 from xshare.measure.row import SessionRow
 from xshare.measure.timestamps import session_time
 from xshare.sessions.packed import PackedRows
+from xshare.state.private import open_private
 from xshare.state.store import atomic_write, dumps, loads, locked, open_regular, state_dir
 
 # replay detail the report never reads after the family is complete: kept out to keep the file small
@@ -104,8 +105,8 @@ class Remembered(Mapping):
 
 def _open_for_append() -> BinaryIO:
     """The history file, created private (as atomic_write's); a FIFO or device in its place is refused
-    (O_NONBLOCK: opening a FIFO would otherwise wait)."""
-    fd = os.open(history_path(), os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o600)
+    (O_NONBLOCK: opening a FIFO would otherwise wait), and so is a link (open_private)."""
+    fd = open_private(history_path(), os.O_RDWR | os.O_APPEND | getattr(os, "O_NONBLOCK", 0))
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise OSError(errno.EINVAL, "not a regular file")

@@ -14,6 +14,14 @@ class NoStateFolder(OSError):
     their state (the count store, the history) already go on after an OSError."""
 
 
+# why an XSHARE_HOME is refused: a relative one would plant a state folder in whatever folder a command ran in
+NOT_ABSOLUTE = "XSHARE_HOME is blank, relative or names the home of no such user: give a folder's full path"
+
+
+class BadStateFolder(NoStateFolder):
+    """$XSHARE_HOME is set but names no folder xshare can use as its own (blank, relative, ~nouser)."""
+
+
 def home() -> "Path | None":
     """The user's home folder, or None where there is none to find: HOME unset and no passwd entry
     (cron, `docker --user 1234`). Every default under it is then simply not found."""
@@ -36,9 +44,13 @@ def state_dir() -> Path:
     """$XSHARE_HOME if set, else the platform's per-user state directory; NoStateFolder when that
     needs a home folder and there is none."""
     explicit = os.environ.get("XSHARE_HOME")
-    if explicit:
-        return expand(explicit)
+    if explicit is not None:
+        chosen = expand(explicit)
+        if not explicit.strip() or not chosen.is_absolute():  # "~nouser" stays unexpanded, so relative
+            raise BadStateFolder(errno.EINVAL, NOT_ABSOLUTE)
+        return chosen
     xdg = os.environ.get("XDG_STATE_HOME") if sys.platform != "darwin" and os.name != "nt" else None
+    xdg = xdg if xdg and os.path.isabs(xdg) else None  # the XDG spec: a relative path is invalid, ignored
     local = os.environ.get("LOCALAPPDATA") if os.name == "nt" else None
     if xdg or local:
         return Path(xdg or local) / "xshare"

@@ -2,9 +2,14 @@
 files 0600. The hook's log names sessions, the live state names transcripts, the worker's socket takes
 requests: none of it is for other accounts on the machine.
 
-A state folder found open to others (made by an earlier xshare under umask 022, or by hand) is
-tightened once, with everything in it that is ours; after that one stat per write says it is still
-closed. Only what the user owns is ever changed, and nothing outside the state folder. Stdlib only.
+A state folder is used only if the user owns it and no other account can write it (a shared scratch
+folder another account made first could hold links to the user's files): otherwise it is refused in one
+line, as one that cannot be written is. A state folder of xshare's own found open to others (made by an
+earlier xshare under umask 022) is tightened once, with everything in it that is ours; after that one
+stat per write says it is still closed. A folder holding anything xshare did not make (XSHARE_HOME naming
+a project, the home, /tmp) keeps its modes and its files theirs: only what xshare creates in it is private.
+Inside the state folder no write follows a link (a planted `logs/hook.log -> ~/.bashrc`): a link or a file
+of another account where xshare writes is refused. Stdlib only.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import stat
 import sys
 from pathlib import Path
 
-from xshare.state.paths import home, state_dir
+from xshare.state.paths import BadStateFolder, home, state_dir
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without loading typing: the status line imports this module
 if TYPE_CHECKING:  # annotations only
@@ -30,6 +35,11 @@ _OTHERS = 0o077  # group and other bits: never set on anything of ours
 NO_HOME = "no home folder for xshare's state (HOME unset, no passwd entry): set XSHARE_HOME"
 NOT_A_FOLDER = "xshare's state folder is a file or a dangling symlink (see XSHARE_HOME)"
 READ_ONLY = "xshare's state folder is read-only"
+LINK_REFUSED = "a link inside xshare's state folder; left alone"
+NOT_OURS = "xshare's state folder belongs to another account or others can write it (see XSHARE_HOME)"
+# the names xshare gives what it keeps in its state folder: a folder holding only these is xshare's own
+_OWN_NAMES = frozenset({"cache", "counts", "hermes", "history", "html", "live", "logs", "machine-id",
+                        "statusline-install.json", "vocab"})
 _POSIX = hasattr(os, "getuid")  # Windows has no mode bits to tighten (its folders' ACLs are per user)
 
 
@@ -48,11 +58,14 @@ def inside_state(path: Path) -> bool:
 
 def private_folder(folder: Path) -> Path:
     """Create `folder` (in the state folder) and the folders between, each 0700, tightening the state
-    folder first if it is open to others; returns `folder`. Raises OSError when it cannot exist (the
-    state folder is a file, a dangling symlink, on a read-only disk, not ours)."""
+    folder first if it is xshare's and open to others; returns `folder`. Raises OSError when it cannot
+    exist (the state folder is a file, a dangling symlink, on a read-only disk, not the user's alone) or
+    a folder on the way is a link."""
     state = state_dir()
     _make(state)
     _tighten_once(state)
+    if _foreign(state):
+        raise PermissionError(errno.EPERM, NOT_OURS, str(state))
     if not inside_state(folder):  # not in the state folder after all: a folder like any other
         folder.mkdir(parents=True, exist_ok=True)
         return folder
@@ -60,14 +73,38 @@ def private_folder(folder: Path) -> Path:
     relative = os.path.relpath(os.path.abspath(folder), os.path.abspath(state))
     for part in Path(relative).parts if relative != os.curdir else ():
         current = current / part
-        _make(current)
+        _make(current, inside=True)
     return folder
 
 
-def _make(folder: Path) -> None:
+def _foreign(state: Path) -> bool:
+    """Another account owns the state folder (or the link naming it), or others can write it."""
+    if not _POSIX:
+        return False
+    link = os.lstat(state)
+    if stat.S_ISLNK(link.st_mode) and link.st_uid not in (os.getuid(), 0):
+        return True
+    found = os.stat(state)
+    return found.st_uid != os.getuid() or bool(found.st_mode & 0o022)
+
+
+def _xshares_own(state: Path, found: os.stat_result) -> bool:
+    """The folder holds nothing but what xshare keeps there (and its unfinished temporary files), and no
+    sticky bit says it is a shared scratch folder: xshare made it, so its modes are xshare's to set."""
+    if found.st_mode & stat.S_ISVTX:
+        return False
+    return all(name in _OWN_NAMES or name.startswith(".") and name[1:].split(".")[0] in _OWN_NAMES
+               for name in os.listdir(state))
+
+
+def _make(folder: Path, inside: bool = False) -> None:
+    """Make the folder 0700; one that exists is used as it is, unless `inside` the state folder it is a
+    link (someone else's folder, where xshare's files would land)."""
     try:
         os.mkdir(folder, FOLDER_MODE)
     except FileExistsError:
+        if inside and os.path.islink(folder):
+            raise OSError(errno.ELOOP, LINK_REFUSED, str(folder)) from None
         if not folder.is_dir():  # a file, or a dangling symlink: never replaced, never followed
             raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(folder)) from None
         return
@@ -84,6 +121,8 @@ def _tighten_once(state: Path) -> None:
     found = os.stat(state)
     if found.st_mode & _OTHERS == 0 or not _ours(found) or os.path.abspath(state) == str(home()):
         return
+    if not _xshares_own(state, found):  # a folder the user made for more than xshare: theirs, as it is
+        return
     with contextlib.suppress(OSError):
         os.chmod(state, FOLDER_MODE)
     for folder, folders, files in os.walk(state):  # never follows symlinks
@@ -95,7 +134,8 @@ def _tighten(path: Path) -> None:
     """Take group and other bits off a folder or regular file we own (a symlink is left as it is)."""
     with contextlib.suppress(OSError):
         found = os.lstat(path)
-        kind_ok = stat.S_ISDIR(found.st_mode) or stat.S_ISREG(found.st_mode)
+        # a hard link's other name is outside the state folder: its file is not ours to change
+        kind_ok = stat.S_ISDIR(found.st_mode) or stat.S_ISREG(found.st_mode) and found.st_nlink == 1
         if kind_ok and _ours(found) and found.st_mode & _OTHERS:
             os.chmod(path, stat.S_IMODE(found.st_mode) & ~_OTHERS)
 
@@ -108,14 +148,33 @@ def open_private(path: Path, flags: int) -> int:
         private_folder(path.parent)
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, flags | os.O_CREAT | getattr(os, "O_BINARY", 0), FILE_MODE)
+    no_link = getattr(os, "O_NOFOLLOW", 0) if inside else 0
+    try:
+        fd = os.open(path, flags | os.O_CREAT | getattr(os, "O_BINARY", 0) | no_link, FILE_MODE)
+    except OSError as error:
+        if inside and error.errno == errno.ELOOP:  # said plainly: "too many levels of symbolic links" is not
+            raise OSError(errno.ELOOP, LINK_REFUSED, str(path)) from None
+        raise
     if not inside:
         return fd
-    with contextlib.suppress(OSError):
+    try:
         found = os.fstat(fd)
-        if found.st_mode & _OTHERS and _ours(found) and stat.S_ISREG(found.st_mode):
-            os.fchmod(fd, stat.S_IMODE(found.st_mode) & ~_OTHERS)
+        _refuse_foreign_file(found, path)
+        if found.st_mode & _OTHERS and stat.S_ISREG(found.st_mode):
+            with contextlib.suppress(OSError):
+                os.fchmod(fd, stat.S_IMODE(found.st_mode) & ~_OTHERS)
+    except BaseException:
+        os.close(fd)
+        raise
     return fd
+
+
+def _refuse_foreign_file(found: os.stat_result, path: Path) -> None:
+    """A file in the state folder xshare would write in place must be the user's and nowhere else: another
+    account's file, or a hard link to a file elsewhere (a planted `hook.log`), is refused (an OSError)."""
+    if _POSIX and (found.st_uid != os.getuid() or stat.S_ISREG(found.st_mode) and found.st_nlink > 1):
+        raise PermissionError(errno.EPERM, "not xshare's own file (another account's, or a hard link); "
+                              "left alone", str(path))
 
 
 def append_text(path: Path, text: str, limit: int | None = None) -> None:
@@ -129,14 +188,24 @@ def append_text(path: Path, text: str, limit: int | None = None) -> None:
             handle.write(text)
 
 
+def _tightened_later(state: Path) -> bool:
+    """An earlier xshare's open state folder, which its first write closes (see _tighten_once)."""
+    found = os.stat(state)
+    return _ours(found) and os.path.abspath(state) != str(home()) and _xshares_own(state, found)
+
+
 def writable() -> str | None:
     """None when xshare can keep its state, else why not, in a few words the status line can show."""
     try:
         state = state_dir()
+    except BadStateFolder as error:
+        return error.strerror
     except OSError:
         return NO_HOME
     if os.path.lexists(state) and not state.is_dir():
         return NOT_A_FOLDER
+    if state.is_dir() and _foreign(state) and not _tightened_later(state):
+        return NOT_OURS
     probe = next((folder for folder in (state, *state.parents) if folder.is_dir()), None)
     if probe is None or not os.access(probe, os.W_OK | os.X_OK):
         return READ_ONLY
@@ -149,20 +218,24 @@ def state_for_this_run(needed: bool = False) -> Iterator[bool]:
     state (counts, history, caches) goes to a throwaway folder, removed after, and stderr says so once.
     Yields False (said on stderr) when the command's output itself would go there (`needed`)."""
     why = writable()
-    if why in (NO_HOME, NOT_A_FOLDER):  # nothing to read there either (a read-only one still has its counts)
+    if why is not None and why != READ_ONLY:  # nothing to read there (a read-only one still has its counts)
         if needed:
             print(f"xshare: {why}, or give --output", file=sys.stderr)
             yield False
             return
         import tempfile  # the status line imports this module: tempfile only for a throwaway folder
 
+        given = os.environ.get("XSHARE_HOME")
         with tempfile.TemporaryDirectory(prefix="xshare-state-") as scratch:
             print(f"xshare: {why}; nothing is remembered after this run", file=sys.stderr)
             os.environ["XSHARE_HOME"] = scratch
             try:
                 yield True
             finally:
-                os.environ.pop("XSHARE_HOME", None)
+                if given is None:
+                    os.environ.pop("XSHARE_HOME", None)
+                else:
+                    os.environ["XSHARE_HOME"] = given
         return
     yield True
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from xshare.state.paths import state_dir
-from xshare.state.private import inside_state, open_private, open_regular, private_folder, read_regular
+from xshare.state.private import LINK_REFUSED, inside_state, open_private, open_regular, private_folder, read_regular
 
 __all__ = ["LOADS_VIEWS", "atomic_write", "dumps", "loads", "locked", "open_regular", "read_json", "read_regular",
            "state_dir"]
@@ -47,14 +47,17 @@ def atomic_write(path: Path, data: bytes | Iterable[bytes], make_folders: bool =
     `data` may come in pieces (an iterable of bytes), so a large file is never whole in memory.
 
     Only a regular file is ever replaced: a device, FIFO, socket or folder at the path is refused (an
-    OSError), never swapped for a file. A symlink is written through to the regular file it names, which
-    keeps the link (a dangling one is refused). The file keeps its mode (and, where allowed, its owner); a
-    new one is private (0600), and so is any file in xshare's state folder, with its folders (0700).
+    OSError), never swapped for a file. A symlink the user named is written through to the regular file it
+    names, which keeps the link (a dangling one is refused); in xshare's state folder a link is refused, as
+    someone else may have planted it. The file keeps its mode (and, where allowed, its owner); a new one is
+    private (0600), and so is any file in xshare's state folder, with its folders (0700).
     `make_folders=False` (a path the user gave) refuses a missing folder."""
     import tempfile  # the hook imports this module on every call: tempfile only once it writes
 
-    target = _regular_target(path)
     private = inside_state(path)
+    if private and os.path.islink(path):
+        raise OSError(errno.ELOOP, LINK_REFUSED, str(path))
+    target = _regular_target(path)
     if make_folders and private and inside_state(target):
         private_folder(target.parent)
     elif make_folders:
@@ -101,6 +104,8 @@ def _regular_stat(path: Path) -> os.stat_result | None:
 
 def _keep_mode(tmp: str, before: os.stat_result, private: bool) -> None:
     os.chmod(tmp, stat.S_IMODE(before.st_mode) & ~(0o077 if private else 0))  # an earlier version's 0644
+    if private:  # a file of xshare's own: another account's in its place is replaced by the user's
+        return
     if hasattr(os, "chown") and (before.st_uid, before.st_gid) != (os.getuid(), os.getgid()):
         with contextlib.suppress(OSError):  # only root may give a file away; others keep it as their own
             os.chown(tmp, before.st_uid, before.st_gid)
