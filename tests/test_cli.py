@@ -92,11 +92,11 @@ def test_window_flags(capsys, demo_root: Path):
 
 def test_rows_file(capsys, tmp_path: Path, demo_root: Path):
     rows_path = tmp_path / "rows.jsonl"
-    rows_path.write_text("old content\n")
+    rows_path.write_text('{"agent": "claude-code", "id": "an-earlier-report"}\n')  # a rows file: replaced whole
     code, _, _ = run(capsys, "report", "--all", "--rows", str(rows_path), "--claude-root", str(demo_root))
     assert code == 0
     rows = [json.loads(line) for line in rows_path.read_text().splitlines()]
-    assert len(rows) == 8  # replaced, not appended
+    assert len(rows) == 8 and "an-earlier-report" not in rows_path.read_text()  # replaced, not appended
     for row in rows:
         assert {"id", "agent", "source", "model", "started_at", "last_activity", "api_calls", "prompt_tokens_billed",
                 "context_tokens", "billed_tokens", "first_time_tokens", "tokenizer"} <= set(row)

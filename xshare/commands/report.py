@@ -16,8 +16,9 @@ from xshare.text import output_width, printable, printable_lines
 def _refuse_rows_file(args: argparse.Namespace) -> bool:
     """Before measuring: True (after saying why) when --rows names a file xshare must not write."""
     from xshare.report.outputs import refusal
+    from xshare.report.rows import not_rows
 
-    why = refusal(Path(args.rows), args.claude_root) if args.rows else None
+    why = (refusal(Path(args.rows), args.claude_root) or not_rows(Path(args.rows))) if args.rows else None
     if why:
         say(f"could not write the rows file {args.rows}: {why}")
     return why is not None
@@ -291,7 +292,7 @@ def _remembered_in_window(args: argparse.Namespace, measured, window):
 
 def cmd_collect(args: argparse.Namespace) -> int:
     from xshare.report.render import group_key, summarize
-    from xshare.report.rows import merge_packed, read_packed, write_rows
+    from xshare.report.rows import merge_into
 
     window = window_from(args)
     if window is None:
@@ -305,9 +306,8 @@ def cmd_collect(args: argparse.Namespace) -> int:
     path = Path(args.rows)
     from xshare.report.identity import stamped
 
-    merged, added, replaced = merge_packed(read_packed(path), stamped(rows))
     try:
-        write_rows(path, merged)
+        merged, added, replaced = merge_into(path, stamped(rows))  # under a lock: another run's rows stay
     except OSError as error:
         say(f"could not write the rows file: {error.strerror or error}")
         return 1

@@ -1,7 +1,12 @@
-"""The per-session rows file: read it, merge newly measured sessions into it, write it whole."""
+"""The per-session rows file: read it, merge newly measured sessions into it, write it whole.
+
+A file the user names is written only if it is empty or a rows file already (its first line an xshare row):
+a settings.json, a CSV or notes given to --rows by mistake are left as they are. Two `collect` runs on one
+file merge one after the other, under a lock on the file itself, so neither loses the other's sessions."""
 
 from __future__ import annotations
 
+import errno
 import sys
 from collections.abc import Iterable
 from datetime import datetime
@@ -11,7 +16,10 @@ from xshare.measure.plausible import row_problem
 from xshare.measure.row import SessionRow
 from xshare.measure.timestamps import session_time
 from xshare.sessions.packed import PackedRows
-from xshare.state.store import atomic_write, dumps, loads, open_regular
+from xshare.state.store import atomic_write, dumps, loads, locked_file, open_regular
+
+NOT_ROWS = "it is not a rows file (its first line is no session row of xshare's); left as it is"
+FIRST_LINE = 1 << 20  # a row is a few KB: a first line longer than this is no row
 
 
 def write_rows(path: Path, rows: Iterable[SessionRow] | PackedRows) -> None:
@@ -20,6 +28,40 @@ def write_rows(path: Path, rows: Iterable[SessionRow] | PackedRows) -> None:
     lines = ((item + b"\n" for item in rows.items) if isinstance(rows, PackedRows)
              else (dumps(row) + b"\n" for row in rows))
     atomic_write(path, lines, make_folders=False)
+
+
+def not_rows(path: Path) -> str | None:
+    """Why `path` must not be replaced by rows (NOT_ROWS), or None: missing, empty, or its first line is a
+    session row (of any version: an agent and an id, whatever its figures)."""
+    try:
+        handle = open_regular(path)
+    except FileNotFoundError:
+        return None
+    with handle:
+        first = b""
+        while not first.strip():
+            first = handle.readline(FIRST_LINE)
+            if not first:
+                return None  # empty, or blank lines only
+    try:
+        row = loads(first)
+    except ValueError:
+        return NOT_ROWS
+    is_row = isinstance(row, dict) and isinstance(row.get("agent"), str) and isinstance(row.get("id"), str)
+    return None if is_row else NOT_ROWS
+
+
+def merge_into(path: Path, measured: Iterable[dict]) -> tuple[PackedRows, int, int]:
+    """merge_packed() of the file and these rows, written back while no other run merges into it; the
+    merged rows, how many added and how many replaced. OSError when it cannot be written (or has become
+    something other than a rows file since it was checked)."""
+    with locked_file(path):
+        why = not_rows(path)
+        if why:
+            raise OSError(errno.EEXIST, why, str(path))
+        merged, added, replaced = merge_packed(read_packed(path), measured)
+        write_rows(path, merged)
+    return merged, added, replaced
 
 
 def read_rows(path: Path) -> list[SessionRow]:

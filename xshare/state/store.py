@@ -14,8 +14,8 @@ from pathlib import Path
 from xshare.state.paths import state_dir
 from xshare.state.private import LINK_REFUSED, inside_state, open_private, open_regular, private_folder, read_regular
 
-__all__ = ["LOADS_VIEWS", "atomic_write", "dumps", "loads", "locked", "open_regular", "read_json", "read_regular",
-           "state_dir"]
+__all__ = ["LOADS_VIEWS", "atomic_write", "dumps", "loads", "locked", "locked_file", "open_regular", "read_json",
+           "read_regular", "state_dir"]
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -134,6 +134,29 @@ def locked(path: Path, blocking: bool = True) -> Iterator[bool]:
             yield acquired
         finally:
             if acquired:
+                _unlock(handle)
+
+
+@contextlib.contextmanager
+def locked_file(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the file at `path` itself (a file the user named, which xshare replaces
+    atomically: no lock file beside it), created empty and private if missing. A lock taken on a file
+    another holder has since replaced is dropped and taken again on the file now at the path."""
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0),
+                     0o600)
+        handle = os.fdopen(fd, "r+b")
+        with handle:
+            held = os.fstat(fd)
+            if not stat.S_ISREG(held.st_mode):
+                raise OSError(errno.EINVAL, "not a regular file", str(path))
+            _lock(handle, True)
+            try:
+                now = os.stat(path)
+                if (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
+                    yield
+                    return
+            finally:
                 _unlock(handle)
 
 
