@@ -8,6 +8,7 @@ plausible start time (xshare.measure.timestamps) has no period.
 
 from __future__ import annotations
 
+import errno
 import sys
 from collections import defaultdict
 from collections.abc import Iterable
@@ -17,7 +18,7 @@ from pathlib import Path
 from xshare.measure.row import SessionRow
 from xshare.measure.timestamps import session_time, to_utc
 from xshare.report.render import ANECDOTE_BELOW, Tally, parse_time, reading
-from xshare.state.store import atomic_write, dumps, read_json, state_dir
+from xshare.state.store import atomic_write, dumps, loads, read_json, read_regular, state_dir
 from xshare.text import pct, printable, table
 
 
@@ -125,26 +126,48 @@ def read_marks() -> list[dict]:
     data = read_json(marks_path())
     if data is None:
         return []
-    marks = [mark for mark in data if isinstance(mark, dict) and parse_time(mark.get("at"))
-             and isinstance(mark.get("label"), str)] if isinstance(data, list) else []
+    marks = [mark for mark in data if _readable(mark)] if isinstance(data, list) else []
     if not isinstance(data, list) or len(marks) != len(data):
         print("xshare: some marks could not be read and are left out", file=sys.stderr)
     return sorted(marks, key=lambda mark: parse_time(mark["at"]))
 
 
+def _readable(mark: object) -> bool:
+    return isinstance(mark, dict) and bool(parse_time(mark.get("at"))) and isinstance(mark.get("label"), str)
+
+
+def _stored() -> list:
+    """The marks file's entries as stored, those xshare cannot read (a date typo, a newer format) too: a
+    change to the marks keeps them. A file that is no list is left as it is (an OSError saying so)."""
+    path = marks_path()
+    try:
+        data = loads(read_regular(path))
+    except FileNotFoundError:
+        return []
+    except ValueError:
+        data = None
+    if not isinstance(data, list):
+        raise OSError(errno.EINVAL, f"{path} holds no list of marks xshare can read; left as it is (fix or "
+                      "remove it)")
+    return data
+
+
 def add_mark(label: str, at: datetime) -> dict:
     mark = {"label": label, "at": at.isoformat()}
-    atomic_write(marks_path(), dumps([*read_marks(), mark]))
+    atomic_write(marks_path(), dumps([*_stored(), mark]))
     return mark
 
 
 def remove_mark(number: int) -> dict | None:
-    """Remove the mark `xshare mark` lists as `number` (1 is the oldest); None when there is no such mark."""
+    """Remove the mark `xshare mark` lists as `number` (1 is the oldest); None when there is no such mark.
+    The marks it cannot read stay in the file."""
     marks = read_marks()
     if not 1 <= number <= len(marks):
         return None
-    removed = marks.pop(number - 1)
-    atomic_write(marks_path(), dumps(marks))
+    removed = marks[number - 1]
+    stored = _stored()
+    stored.remove(removed)  # an equal copy, if any, is the same mark
+    atomic_write(marks_path(), dumps(stored))
     return removed
 
 
