@@ -90,6 +90,7 @@ def test_an_earlier_versions_open_folder_is_tightened_and_what_it_links_to_left_
     (state / "logs" / "hook.log").write_text("--- an old line\n")
     (state / "history" / "sessions.lock").write_bytes(b"")
     (state / "live" / "worker-0.pid").write_text("12345")  # a killed worker's, left behind
+    (state / ".statusline-install.json.k2j3x").write_text("{}")  # a write a crash left unfinished
     elsewhere = tmp_path / "not-ours-to-change.txt"
     elsewhere.write_text("a file the user linked into the state folder")
     elsewhere.chmod(0o644)

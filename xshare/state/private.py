@@ -93,7 +93,7 @@ def _xshares_own(state: Path, found: os.stat_result) -> bool:
     sticky bit says it is a shared scratch folder: xshare made it, so its modes are xshare's to set."""
     if found.st_mode & stat.S_ISVTX:
         return False
-    return all(name in _OWN_NAMES or name.startswith(".") and name[1:].split(".")[0] in _OWN_NAMES
+    return all(name in _OWN_NAMES or name.startswith(".") and any(name.startswith(f".{own}.") for own in _OWN_NAMES)
                for name in os.listdir(state))
 
 
