@@ -99,6 +99,9 @@ def test_a_state_folder_others_can_write_is_refused_and_keeps_its_modes(capsys, 
     figures, err = report(capsys, root)
     assert figures == clean
     assert err == [f"xshare: {private.NOT_OURS}; nothing is remembered after this run", *usual]
+    assert main(["mark", "a change"]) == 1 and main(["html", "--claude-root", str(root)]) == 1
+    assert capsys.readouterr().err.splitlines() == [f"xshare: could not store the mark: {private.NOT_OURS}",
+                                                    f"xshare: {private.NOT_OURS}, or give --output"]
     assert stat.S_IMODE(scratch.stat().st_mode) == mode, "a shared folder's modes (and sticky bit) are kept"
     assert stat.S_IMODE(notes.stat().st_mode) == 0o666 and sorted(os.listdir(scratch)) == ["notes.txt"]
 
