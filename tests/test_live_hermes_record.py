@@ -31,6 +31,6 @@ def test_a_turn_end_saves_the_sessions_counts_under_its_safe_file_name():
             "input_tokens": 100, "cache_read_tokens": 400, "prompt_tokens": 500})
     context.hooks["on_session_end"](session_id=session, task_id="t1")
     saved = hermes_plugin.live_dir() / f"{file_name(session)}.json"
-    assert saved.name == "20260301_100000_abcdef_child_1.json"
+    assert saved.name == "20260301_100000_abcdef~2Fchild~3A1.json"
     record = json.loads(saved.read_text())
     assert record["session_id"] == session and record["calls"] == 2 and record["prompt_tokens"] == 1000

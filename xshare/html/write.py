@@ -78,7 +78,7 @@ def page_path(session_id: str) -> Path:
 
 
 def page_name(session_id: str) -> str:
-    """The file name of a session's page, in any folder of pages (only [A-Za-z0-9._-]: safe everywhere)."""
+    """The file name of a session's page, in any folder of pages (only [A-Za-z0-9._~-]: safe everywhere)."""
     return html_file(session_id).name
 
 
