@@ -61,3 +61,17 @@ def test_html_index_gives_every_id_a_page_of_its_own(isolated_home: Path, tmp_pa
     for shown, href in rows:  # each row links the page of its own session
         assert f'<p class="sub">Session <code>{shown}</code></p>' in (index.parent / href).read_text(), href
 
+
+def test_the_index_shows_bidi_overrides_and_nul_escaped(isolated_home: Path, tmp_path: Path, capsys):
+    codex_with_id(isolated_home / ".codex", 1, HOSTILE["bidi"])
+    codex_with_id(isolated_home / ".codex", 2, "plain-session")
+    index = tmp_path / "pages" / "index.html"
+    index.parent.mkdir()
+    code, _, err = run(capsys, "html", "--index", "-o", str(index))
+    assert code == 0, err
+    text = index.read_text()
+    assert "\u202e" not in text and "\x00" not in text
+    week = text.split('<details id="period-')[1].split("</details>")[0]  # the per-week list of its sessions
+    assert "evil[U+202E]" in week
+    assert all("\u202e" not in page.read_text() and "\x00" not in page.read_text()
+               for page in index.parent.glob("*.html"))
