@@ -1,0 +1,77 @@
+"""Issue 29, special files and hostile sizes: a file xshare reads that is a device, a FIFO, a file that
+never ends though stat calls it regular, or holds numbers past any price; each is refused in one line or
+read no further than its size when the read began."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_cli import run  # tests/ is on sys.path
+
+from xshare.measure.prices import HIGHEST_RATE, LARGEST_PRICE_FILE
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def xshare(*argv: str, home: Path, timeout: float = 60) -> subprocess.CompletedProcess:
+    """The CLI in its own process, so that a read that never ends fails the test instead of hanging it."""
+    env = {**os.environ, "XSHARE_HOME": str(home), "XSHARE_NO_BACKGROUND": "1", "XSHARE_WORKER": "0"}
+    return subprocess.run([sys.executable, "-m", "xshare", *argv], capture_output=True, text=True, env=env,
+                          timeout=timeout, cwd=REPO)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_prices_on_a_fifo_is_refused_not_waited_on(tmp_path: Path):
+    fifo = tmp_path / "prices.json"
+    os.mkfifo(fifo)
+    done = xshare("report", "--demo", "--prices", str(fifo), home=tmp_path / "state")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip() == "xshare: could not read the --prices file: not a regular file"
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
+def test_prices_on_a_device_is_refused_before_reading_it(tmp_path: Path):
+    done = xshare("report", "--demo", "--prices", "/dev/zero", home=tmp_path / "state")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip() == "xshare: could not read the --prices file: not a regular file"
+
+
+@pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="no /proc")
+def test_prices_linked_to_a_file_that_never_ends_is_read_no_further_than_the_cap(tmp_path: Path):
+    link = tmp_path / "prices.json"
+    link.symlink_to("/proc/self/pagemap")  # a regular file by stat, of size 0, that reads on and on
+    done = xshare("report", "--demo", "--prices", str(link), home=tmp_path / "state")
+    assert done.returncode == 2 and done.stdout == "" and len(done.stderr.strip().splitlines()) == 1
+    assert "the --prices file" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_prices_over_the_cap_is_refused_in_one_line(capsys, tmp_path: Path):
+    path = tmp_path / "prices.json"
+    text = json.dumps({"models": {"glm-4.6": {"input": 0.6, "output": 2.2}}}) + " " * LARGEST_PRICE_FILE
+    path.write_text(text)
+    code, out, err = run(capsys, "report", "--demo", "--prices", str(path))
+    assert code == 2 and out == ""
+    assert err.strip() == f"xshare: the --prices file is over {LARGEST_PRICE_FILE >> 20} MB: not a price table"
+    assert path.read_text() == text
+
+
+@pytest.mark.parametrize("rate", [1e308, HIGHEST_RATE * 10])
+def test_a_rate_past_any_price_is_refused_in_one_line(capsys, tmp_path: Path, rate: float):
+    path = tmp_path / "prices.json"
+    path.write_text(json.dumps({"models": {"claude-opus-4-6": {"input": rate, "output": rate}}}))
+    code, out, err = run(capsys, "report", "--demo", "--prices", str(path))
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "model 'claude-opus-4-6' needs \"input\" and \"output\" as numbers" in err
+
+
+def test_the_highest_rate_is_priced(capsys, tmp_path: Path):
+    path = tmp_path / "prices.json"
+    path.write_text(json.dumps({"models": {"claude-opus-4-6": {"input": HIGHEST_RATE, "output": HIGHEST_RATE}}}))
+    code, out, _ = run(capsys, "report", "--demo", "--json", "--prices", str(path))
+    dollars = json.loads(out)["dollars"]
+    assert code == 0 and dollars["prices"]["prices_file"]["models"] == ["claude-opus-4-6"] and dollars["dollars"] > 1e3
