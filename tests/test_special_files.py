@@ -75,3 +75,65 @@ def test_the_highest_rate_is_priced(capsys, tmp_path: Path):
     code, out, _ = run(capsys, "report", "--demo", "--json", "--prices", str(path))
     dollars = json.loads(out)["dollars"]
     assert code == 0 and dollars["prices"]["prices_file"]["models"] == ["claude-opus-4-6"] and dollars["dollars"] > 1e3
+
+
+# --- a transcript that never ends: read no further than its size when the read began ----------------------
+
+NEVER_ENDS = Path("/proc/self/pagemap")  # a regular file by stat, of size 0, that reads on and on
+needs_pagemap = pytest.mark.skipif(not NEVER_ENDS.exists(), reason="no /proc/self/pagemap")
+
+
+def claude_root_with_a_link(tmp_path: Path) -> tuple[Path, Path]:
+    """The demo's transcripts, and beside them a session whose transcript is a link to NEVER_ENDS."""
+    from xshare.demo import write_demo_corpus
+
+    root = write_demo_corpus(tmp_path / "claude")
+    link = next(root.iterdir()) / "0b7f9e0c-1a2b-4c3d-8e9f-a0b1c2d3e4f5.jsonl"
+    link.symlink_to(NEVER_ENDS)
+    return root, link
+
+
+@needs_pagemap
+def test_session_path_of_a_transcript_that_never_ends_answers(tmp_path: Path):
+    _, link = claude_root_with_a_link(tmp_path)
+    done = xshare("session", str(link), "--json", home=tmp_path / "state")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["api_calls"] == 0  # its stated size is 0: nothing in it was read
+
+
+@needs_pagemap
+def test_the_report_measures_the_rest_beside_a_transcript_that_never_ends(tmp_path: Path):
+    root, link = claude_root_with_a_link(tmp_path)
+    flags = ["report", "--all", "--json", "--no-history", "--claude-root", str(root)]
+    beside = json.loads(xshare(*flags, home=tmp_path / "state").stdout)
+    link.unlink()
+    alone = json.loads(xshare(*flags, home=tmp_path / "state2").stdout)
+    figures = ("api_calls", "prompt_tokens_billed", "exploration_share_of_context")
+    measured = beside["groups"]["claude-code/interactive"]
+    assert [measured[key] for key in figures] == [alone["groups"]["claude-code/interactive"][key] for key in figures]
+    assert measured["api_calls"] > 0 and measured["sessions_with_api_calls"] == 6  # the demo's, all of them
+
+
+@needs_pagemap
+def test_the_hook_on_a_transcript_that_never_ends_returns(tmp_path: Path):
+    _, link = claude_root_with_a_link(tmp_path)
+    payload = {"session_id": link.stem, "transcript_path": str(link), "hook_event_name": "PostToolBatch"}
+    env = {**os.environ, "XSHARE_HOME": str(tmp_path / "state"), "XSHARE_NO_BACKGROUND": "1", "XSHARE_WORKER": "0"}
+    done = subprocess.run([sys.executable, "-m", "xshare", "hook"], input=json.dumps(payload), text=True, env=env,
+                          capture_output=True, timeout=60, cwd=REPO)
+    assert done.returncode == 0 and done.stdout == ""
+    saved = json.loads((tmp_path / "state" / "live" / f"{link.stem}.line.json").read_text())
+    assert saved["api_calls"] == 0
+
+
+@needs_pagemap
+def test_every_agents_whole_file_read_stops_at_the_stated_size(tmp_path: Path):
+    from xshare.sources.adapter import sniff
+    from xshare.sources.stated import read_stated
+
+    link = tmp_path / "rollout.jsonl"
+    link.symlink_to(NEVER_ENDS)
+    assert read_stated(link) == b"" and sniff(link) == b""
+    plain = tmp_path / "plain.jsonl"
+    plain.write_bytes(b'{"a": 1}\n' * 10)
+    assert read_stated(plain) == plain.read_bytes() and read_stated(plain, 4) == b'{"a"'

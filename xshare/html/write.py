@@ -134,7 +134,7 @@ def last_activity(path: Path, tail: int = 256 << 10) -> str | None:
         with open(path, "rb") as handle:
             size = handle.seek(0, 2)
             handle.seek(max(0, size - tail))
-            data = handle.read()
+            data = handle.read(tail)  # no further: a file that never ends (a link to /proc/self/pagemap)
     except OSError:
         return None
     # compared in the stored form: offsets converted, junk and 9999 left out (they would always sort first)
