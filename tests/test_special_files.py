@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -137,3 +138,33 @@ def test_every_agents_whole_file_read_stops_at_the_stated_size(tmp_path: Path):
     plain = tmp_path / "plain.jsonl"
     plain.write_bytes(b'{"a": 1}\n' * 10)
     assert read_stated(plain) == plain.read_bytes() and read_stated(plain, 4) == b'{"a"'
+
+
+# --- a hostile size for the shell lexer: time linear in the command -----------------------------------------
+
+HOSTILE_COMMANDS = {  # each repeated to about 120 KB; a=(...)'s join per "(" made the first take 17 s
+    "array assignments": ("x=", "()="), "arrays": ("", "a=("), "extglobs": ("echo ", "!("),
+    "arithmetic": ("", "$(("), "backticks": ("`", "\\`"), "substitutions": ("", "$("),
+    "process substitutions": ("cat ", "<("), "heredocs": ("cat ", "<<E "), "redirects": ("cat ", "2>x "),
+    "pipes": ("", "cat f | "), "tests": ("", "[[ "), "quotes": ("echo ", "''"),
+}
+
+
+def timed(command: str) -> float:
+    from xshare.measure.shell_lexer import lex
+
+    start = time.perf_counter()
+    lex(command)
+    return time.perf_counter() - start
+
+
+@pytest.mark.parametrize("name", HOSTILE_COMMANDS)
+def test_the_shell_lexer_takes_time_linear_in_a_hostile_command(name: str):
+    from xshare.measure.classify import explain_command
+
+    head, unit = HOSTILE_COMMANDS[name]
+    hostile = head + unit * (120_000 // len(unit))
+    plain = "a " * (len(hostile) // 2)  # as long, of plain words: what linear costs on this machine now
+    baseline = min(timed(plain) for _ in range(2))
+    assert timed(hostile) < 20 * baseline + 1.0, name
+    assert explain_command(hostile).category == explain_command(head + unit * 3).category
