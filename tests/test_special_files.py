@@ -168,3 +168,17 @@ def test_the_shell_lexer_takes_time_linear_in_a_hostile_command(name: str):
     baseline = min(timed(plain) for _ in range(2))
     assert timed(hostile) < 20 * baseline + 1.0, name
     assert explain_command(hostile).category == explain_command(head + unit * 3).category
+
+
+@needs_pagemap
+def test_a_rows_file_that_never_ends_is_read_to_its_stated_size(capsys, tmp_path: Path):
+    rows = tmp_path / "rows.jsonl"
+    assert run(capsys, "report", "--demo", "--rows", str(rows))[0] == 0
+    link = tmp_path / "bob.jsonl"
+    link.symlink_to(NEVER_ENDS)
+    flags = ["report", "--all", "--json", "--from-rows", str(rows)]
+    beside = xshare(*flags, str(link), home=tmp_path / "state")
+    alone = xshare(*flags, home=tmp_path / "state2")
+    assert beside.returncode == alone.returncode == 0, beside.stderr
+    assert json.loads(beside.stdout)["groups"] == json.loads(alone.stdout)["groups"]
+    assert json.loads(beside.stdout)["sessions"] == 8  # the demo's

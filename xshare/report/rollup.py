@@ -150,15 +150,21 @@ def _rank(row: dict, line: bytes) -> int:
 
 
 def _lines(handle: BinaryIO) -> Iterator[bytes]:
-    """The file's non-blank lines; a line longer than MAX_LINE (no row is) is given as b"" (unreadable),
+    """The file's non-blank lines, up to its size when the read began (a link to /proc/self/pagemap is
+    regular by stat and never ends); a line longer than MAX_LINE (no row is) is given as b"" (unreadable),
     read past in pieces rather than held whole."""
+    end = os.fstat(handle.fileno()).st_size
+
+    def readline(most: int) -> bytes:
+        return handle.readline(max(0, min(most, end - handle.tell())))
+
     while True:
-        line = handle.readline(MAX_LINE + 1)
+        line = readline(MAX_LINE + 1)
         if not line:
             return
         if len(line) > MAX_LINE and not line.endswith(b"\n"):
             while line and not line.endswith(b"\n"):
-                line = handle.readline(MAX_LINE)
+                line = readline(MAX_LINE)
             yield b""
         elif line.strip():
             yield line.strip()
