@@ -182,3 +182,22 @@ def test_a_rows_file_that_never_ends_is_read_to_its_stated_size(capsys, tmp_path
     assert beside.returncode == alone.returncode == 0, beside.stderr
     assert json.loads(beside.stdout)["groups"] == json.loads(alone.stdout)["groups"]
     assert json.loads(beside.stdout)["sessions"] == 8  # the demo's
+
+
+@pytest.mark.parametrize("shape", ["gzip bomb", "never ends"])
+def test_a_named_vocabulary_is_read_to_a_cap(tmp_path: Path, shape: str):
+    import gzip
+
+    from xshare.measure import tokens
+
+    vocab = tmp_path / "o200k_base.tiktoken.gz"
+    if shape == "never ends":
+        if not NEVER_ENDS.exists():
+            pytest.skip("no /proc/self/pagemap")
+        vocab.symlink_to(NEVER_ENDS)
+    else:
+        vocab.write_bytes(gzip.compress(b"\0" * (4 * tokens.LARGEST_VOCAB), compresslevel=1))
+    counter = tokens.Counter(tokens.choose(vocab=str(vocab)))
+    assert counter.name == tokens.ESTIMATE
+    assert counter.choice.note == f"vocabulary unusable: {vocab.name} is over 16 MB: not the o200k_base vocabulary"
+    assert counter.count("abcdefgh") == 2  # measured on, as an estimate
