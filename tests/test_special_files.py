@@ -201,3 +201,15 @@ def test_a_named_vocabulary_is_read_to_a_cap(tmp_path: Path, shape: str):
     assert counter.name == tokens.ESTIMATE
     assert counter.choice.note == f"vocabulary unusable: {vocab.name} is over 16 MB: not the o200k_base vocabulary"
     assert counter.count("abcdefgh") == 2  # measured on, as an estimate
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_a_rows_file_named_with_escapes_is_named_escaped(capsys, tmp_path: Path):
+    rows = tmp_path / "rows.jsonl"
+    assert run(capsys, "report", "--demo", "--rows", str(rows))[0] == 0
+    odd = tmp_path / "bob\033]52;c;ZXZpbA==\a\n.jsonl"  # a teammate's file, reached by a glob
+    os.mkfifo(odd)
+    code, out, err = run(capsys, "report", "--all", "--json", "--from-rows", str(rows), str(odd))
+    assert code == 0 and json.loads(out)["sessions"] == 8
+    assert err == (f"xshare: rows file {tmp_path}/bob[U+001B]]52;c;ZXZpbA==[U+0007][U+000A].jsonl could not be read"
+                   " (not a regular file)\n")
