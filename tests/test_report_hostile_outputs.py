@@ -348,3 +348,13 @@ def test_classify_prints_a_commands_words_escaped(capsys, monkeypatch: pytest.Mo
     category, command, why = out.rstrip("\n").split("\t")  # one line, three fields
     assert (category, command) == ("shell", "[U+001B]]52;c;ZXZpbA==[U+0007]cat[U+202E] x[U+000A]")
     assert "\033" not in why and "\u202e" not in why
+
+
+def test_the_slash_command_prints_the_session_id_it_was_given_escaped(capsys, tmp_path: Path):
+    demo_root = write_demo_corpus(tmp_path / "claude")
+    hostile = "abc\033]52;c;ZXZpbA==\a\n\u202e"
+    assert main(["slash", "--session", hostile, "--", "--all", "--claude-root", str(demo_root)]) == 0
+    out = capsys.readouterr().out
+    assert "\033" not in out and "\a" not in out and "\u202e" not in out
+    assert "Its HTML summary: not written yet: `xshare html abc[U+001B]]52;c;ZXZpbA==[U+0007][U+000A][U+202E]` " \
+        "writes it" in out
