@@ -251,7 +251,7 @@ def test_hostile_transcript_text_shows_as_text(tmp_path: Path):
     file = describe(source)
     out = xhtml.write_session_page(file, choice(), tmp_path / "out" / xhtml.page_name(file.session_id),
                                    all_files=[file])
-    assert re.fullmatch(r"[A-Za-z0-9._-]+\.html", out.name)
+    assert re.fullmatch(r"[A-Za-z0-9._~-]+\.html", out.name)
     raw = out.read_bytes().decode("utf-8")
     page = Page(raw)
     assert page.scripts == [SCRIPT] and page.styles == [CSS]
@@ -419,7 +419,7 @@ def test_pages_go_where_the_status_line_points():
 
     for sid in ("0b7f9e0c-1a2b-4c3d-8e9f-a0b1c2d3e4f5", "0b7f9e0c/agent-a1b2", "../../etc", 'x<b>&"\ud800'):
         assert xhtml.page_path(sid) == html_file(sid) and xhtml.page_path(sid).parent == xhtml.html_dir()
-        assert re.fullmatch(r"[A-Za-z0-9._-]+\.html", xhtml.page_name(sid))
+        assert re.fullmatch(r"[A-Za-z0-9._~-]+\.html", xhtml.page_name(sid))
 
 
 # --- a source without per-call usage (Hermes) ------------------------------------------------------

@@ -141,3 +141,27 @@ def test_install_writes_the_fields_and_the_switch_that_the_script_reads(tmp_path
     assert "--no-line2" in words and "--line2" not in words
     shown = run_script(status_payload(path), *words[4:], "--no-catch-up", env={**os.environ, "NO_COLOR": "1"})
     assert shown.stdout.decode().startswith("2 calls · session ") and shown.stdout.decode().count("\n") == 1
+
+
+# an OSC 52 clipboard write, a clear screen and a newline that would forge a line of its own
+HOSTILE_MODEL = "claude-opus\033]52;c;ZXZpbA==\a\033[2J\nexplore 0.0% of context\u202e"
+
+
+def test_a_model_name_holding_escapes_is_printed_escaped(tmp_path: Path):
+    writer = TranscriptWriter("f00d", "/home/dev/app", start=START, model="claude-sonnet-4-6")
+    writer.user("Why does the build fail?")
+    writer.call(text("Let me look."), usage={"input_tokens": 8, "cache_creation_input_tokens": 30_000,
+                                             "cache_read_input_tokens": 0})
+    writer.user("Try the other model.")
+    writer.call(text("Switched."), model=HOSTILE_MODEL,
+                usage={"input_tokens": 4, "cache_creation_input_tokens": 31_500, "cache_read_input_tokens": 0})
+    path = tmp_path / "proj" / "f00d.jsonl"
+    writer.write(path)
+    session_state.update(path)
+    line = statusline.render(status_payload(path), colour=True)
+    first, second = line.split("\n")  # two lines: the name forged none
+    assert "\033]" not in line and "\a" not in line and "\033[2J" not in line and "\u202e" not in line
+    assert set(ANSI.findall(line)) <= {"\033[31m", "\033[32m", "\033[33m", "\033[0m"}  # only the line's own colours
+    shown = "claude-opus[U+001B]]52;c;ZXZpbA==[U+0007][U+001B][2J[U+000A]explore 0.0% of context[U+202E]"
+    assert f"cache rebuilt: model switch (claude-sonnet-4-6 → {shown})" in ANSI.sub("", second)
+    assert first.startswith("explore ")

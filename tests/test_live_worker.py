@@ -97,3 +97,38 @@ def test_a_long_state_folder_puts_the_socket_in_a_private_temp_folder(tmp_path: 
     assert len(str(path)) <= 108 and path.parent.name == f"xshare-{os.getuid()}"
     monkeypatch.setenv("XSHARE_VOCAB", "/elsewhere/o200k_base.tiktoken")
     assert worker.socket_path() != path, "another vocabulary is another worker"
+
+
+@pytest.mark.parametrize("setting", ["abc", "-1", "nan", "0", "inf", "1e308", ""])
+def test_a_bad_idle_setting_is_one_log_line_and_the_default(monkeypatch, setting: str):
+    from xshare.live import worker_server
+
+    monkeypatch.setenv("XSHARE_WORKER_IDLE", setting)
+    assert worker_server.idle_seconds() == worker_server.IDLE_SECONDS
+    logged = (state_dir() / "logs" / "hook.log").read_text().splitlines()
+    assert len(logged) == 2 and logged[0].startswith("--- ")  # the log's stamp, then one line
+    assert logged[1].startswith(f"XSHARE_WORKER_IDLE={setting!r} is not a number of seconds")
+
+
+def test_a_good_idle_setting_is_kept_silently(monkeypatch):
+    from xshare.live import worker_server
+
+    monkeypatch.setenv("XSHARE_WORKER_IDLE", "2.5")
+    assert worker_server.idle_seconds() == 2.5
+    assert not (state_dir() / "logs" / "hook.log").exists()
+
+
+def test_a_worker_started_with_a_bad_idle_setting_serves(capsys, tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("XSHARE_WORKER", "1")
+    monkeypatch.setenv("XSHARE_WORKER_IDLE", "nan")
+    source = next(p for p in write_demo_corpus(tmp_path / "demo").rglob("*.jsonl") if not p.name.startswith("agent-"))
+    hook_on(source)
+    pid = worker_pid()
+    try:
+        assert pid is not None and worker.socket_path().exists()  # it lives on the default, not dead at once
+        assert session_json(capsys, source.stem) == session_json(capsys, str(source))
+        assert "XSHARE_WORKER_IDLE='nan'" in (state_dir() / "logs" / "hook.log").read_text()
+    finally:
+        if pid is not None:
+            os.kill(pid, 15)  # it would wait the default ten minutes
+            assert wait_gone(pid, 15)

@@ -329,3 +329,32 @@ def test_html_of_a_hermes_session_in_a_locked_database_says_locked_promptly(caps
     assert "locked" in err.splitlines()[-1] and "OpenCode or OpenClaw matches" not in err
     assert f"Hermes database {database} is locked by another program; skipped: 1" in err
     assert main(["html", "s-cli", "--hermes-db", str(database), "-o", str(tmp_path / "s.html")]) == 0  # once free
+
+
+# --- issue 29: classify prints the data's words escaped ---------------------------------------------------
+
+
+def test_classify_prints_a_commands_words_escaped(capsys, monkeypatch: pytest.MonkeyPatch):
+    import io
+
+    hostile = "\033]52;c;ZXZpbA==\acat\u202e x\n"
+    call = json.dumps({"tool": "Bash", "input": {"command": hostile}})
+    monkeypatch.setattr("sys.stdin", io.StringIO(call + "\n"))
+    assert main(["classify", "--jsonl", "--why"]) == 0
+    out = capsys.readouterr().out
+    assert out == "shell\t[U+001B]]52 is not on the read-only list (stage '\\x1b]52', word '\\x1b]52')\n"
+    assert main(["classify", "--why", hostile]) == 0
+    out = capsys.readouterr().out
+    category, command, why = out.rstrip("\n").split("\t")  # one line, three fields
+    assert (category, command) == ("shell", "[U+001B]]52;c;ZXZpbA==[U+0007]cat[U+202E] x[U+000A]")
+    assert "\033" not in why and "\u202e" not in why
+
+
+def test_the_slash_command_prints_the_session_id_it_was_given_escaped(capsys, tmp_path: Path):
+    demo_root = write_demo_corpus(tmp_path / "claude")
+    hostile = "abc\033]52;c;ZXZpbA==\a\n\u202e"
+    assert main(["slash", "--session", hostile, "--", "--all", "--claude-root", str(demo_root)]) == 0
+    out = capsys.readouterr().out
+    assert "\033" not in out and "\a" not in out and "\u202e" not in out
+    assert "Its HTML summary: not written yet: `xshare html abc[U+001B]]52;c;ZXZpbA==[U+0007][U+000A][U+202E]` " \
+        "writes it" in out

@@ -9,6 +9,7 @@ import sys
 from xshare.arguments import build_parser
 from xshare.commands.common import say
 from xshare.commands.report import cmd_report
+from xshare.text import printable
 
 
 def cmd_hook(args: argparse.Namespace) -> int:
@@ -93,7 +94,8 @@ def cmd_slash(args: argparse.Namespace) -> int:
         else:
             print("\nThis session: no live figures yet (the hook updates them after each tool batch).")
         page = html_file(args.session)
-        where = f"{page}" if page.exists() else f"not written yet: `xshare html {args.session}` writes it"
+        # the session id is what the host passed: escaped, as every printed field from outside is
+        where = printable(page if page.exists() else f"not written yet: `xshare html {args.session}` writes it")
         print(f"Its HTML summary: {where}")
     if note:
         print(f"\nNote: {note}.")

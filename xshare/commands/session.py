@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from xshare.commands.common import looking, print_json, report_problems, say, tokenizer_choice
+from xshare.text import printable
 
 
 def cmd_session(args: argparse.Namespace) -> int:
@@ -81,7 +82,7 @@ def cmd_classify(args: argparse.Namespace) -> int:
             try:
                 call = loads(line)
                 category, why = _tool_verdict(call, classify_tool)
-                print(f"{category}\t{why}" if args.why else category)
+                print(f"{category}\t{printable(why)}" if args.why else category)  # why names words of the data
             except (ValueError, KeyError, TypeError, AttributeError):
                 say(f'line {number}: expected {{"tool": NAME, "input": {{...}}}} (and optionally "agent": '
                      f'codex, gemini, opencode or openclaw)')
@@ -92,8 +93,8 @@ def cmd_classify(args: argparse.Namespace) -> int:
         return 2
     for command in args.commands:
         verdict = explain_command(command)
-        why = f"\t{verdict.reason} (stage {verdict.stage!r}, word {verdict.word!r})" if args.why else ""
-        print(f"{verdict.category}\t{command}{why}")
+        why = f"\t{printable(f'{verdict.reason} (stage {verdict.stage!r}, word {verdict.word!r})')}" if args.why else ""
+        print(f"{verdict.category}\t{printable(command)}{why}")
     return 0
 
 

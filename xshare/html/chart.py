@@ -4,8 +4,7 @@ week linking to the list of its sessions below the chart."""
 
 from __future__ import annotations
 
-from html import escape
-
+from xshare.html.cells import esc
 from xshare.report.periods import period_of, split_by_period
 from xshare.report.render import READINGS, parse_time, summarize
 
@@ -65,7 +64,7 @@ def _marks_svg(marks: list[dict], periods: list[str], by: str) -> str:
         anchor, label_x = ("end", x - 3) if x > _WIDTH / 2 else ("start", x + 3)
         out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{label_y + 3}" y2="{_HEIGHT - _BOTTOM}" stroke="#7d3c98" '
                    f'stroke-dasharray="4 3"/><text x="{label_x:.1f}" y="{label_y}" font-size="11" fill="#7d3c98" '
-                   f'text-anchor="{anchor}">{escape(mark["label"])}</text>')
+                   f'text-anchor="{anchor}">{esc(mark["label"])}</text>')
         drawn += 1
     return "".join(out)
 
@@ -97,9 +96,9 @@ def _labels(periods: list[str], counts: list[int]) -> str:
         named = index % step == 0
         short = period if index == 0 or period[:4] != periods[index - 1][:4] else period[5:]
         text = (f'<text x="{x:.1f}" y="{_HEIGHT - _BOTTOM + 16}" font-size="11" text-anchor="middle">'
-                f'{escape(short)}</text><text x="{x:.1f}" y="{_HEIGHT - _BOTTOM + 30}" font-size="10" '
+                f'{esc(short)}</text><text x="{x:.1f}" y="{_HEIGHT - _BOTTOM + 30}" font-size="10" '
                 f'text-anchor="middle">n={count}</text>') if named else ""
-        out.append(f'<a href="#period-{escape(period)}"><title>{escape(period)}: {count} interactive session(s)'
+        out.append(f'<a href="#period-{esc(period)}"><title>{esc(period)}: {count} interactive session(s)'
                    f'</title><rect x="{x - 6:.1f}" y="{_TOP}" width="12" height="{_HEIGHT - _TOP:.0f}" '
                    f'fill="transparent"/>{text}</a>')
     return "".join(out)
@@ -123,7 +122,7 @@ def chart_html(rows: list[dict], marks: list[dict], page_of: dict[str, str], by:
     parts.append(_labels(periods, [group["sessions"] if group else 0 for _, group, _ in figures]))
     parts.append("</svg></div>")
     legend = "; ".join(f'<svg width="10" height="10"><circle cx="5" cy="5" r="4" fill="{colour}"/></svg> '
-                       f"{escape(words)}" for _, colour, words in _SERIES)  # no style attribute: the CSP
+                       f"{esc(words)}" for _, colour, words in _SERIES)  # no style attribute: the CSP
     parts.append(f'<p class="sub">{legend}; dashed grey: the reading\'s 10% and 30% lines, and 100%; dashed '
                  f"purple: your marks. n: interactive sessions in the {by} (fewer than 10 is an anecdote). "
                  "Each period links to its sessions below.</p>")
@@ -133,7 +132,7 @@ def chart_html(rows: list[dict], marks: list[dict], page_of: dict[str, str], by:
 
 
 def _period_list(period: str, members: list[dict], page_of: dict[str, str]) -> str:
-    links = ", ".join(f'<a href="{escape(page_of[row["id"]])}">{escape(row["id"][:8])}</a>'
+    links = ", ".join(f'<a href="{esc(page_of[row["id"]])}">{esc(row["id"][:8])}</a>'
                       for row in members if row["id"] in page_of) or "none with a page"
-    return (f'<details id="period-{escape(period)}"><summary>{escape(period)}: {len(members):,} interactive '
+    return (f'<details id="period-{esc(period)}"><summary>{esc(period)}: {len(members):,} interactive '
             f"session(s)</summary><p>{links}</p></details>")

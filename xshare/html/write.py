@@ -78,7 +78,7 @@ def page_path(session_id: str) -> Path:
 
 
 def page_name(session_id: str) -> str:
-    """The file name of a session's page, in any folder of pages (only [A-Za-z0-9._-]: safe everywhere)."""
+    """The file name of a session's page, in any folder of pages (only [A-Za-z0-9._~-]: safe everywhere)."""
     return html_file(session_id).name
 
 
@@ -134,7 +134,7 @@ def last_activity(path: Path, tail: int = 256 << 10) -> str | None:
         with open(path, "rb") as handle:
             size = handle.seek(0, 2)
             handle.seek(max(0, size - tail))
-            data = handle.read()
+            data = handle.read(tail)  # no further: a file that never ends (a link to /proc/self/pagemap)
     except OSError:
         return None
     # compared in the stored form: offsets converted, junk and 9999 left out (they would always sort first)

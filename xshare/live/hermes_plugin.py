@@ -21,7 +21,7 @@ from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
-from xshare.text import pct, usage_kinds
+from xshare.text import pct, printable, usage_kinds
 
 # Hermes imports this module at its start-up (an enabled plugin), so the rest of xshare is imported inside
 # the functions that need it: a hook counts with nothing more, /xshare loads the reader and tokenizer
@@ -248,9 +248,9 @@ def measure_session(session_id: str, database: Path | None = None) -> tuple[dict
 def describe(row: dict | None, live: dict | None, session_id: str) -> str:
     """What /xshare prints: this session's shares, calibration and calls."""
     if row is None:
-        return f"xshare: nothing recorded in state.db yet for session {session_id}."
+        return f"xshare: nothing recorded in state.db yet for session {printable(session_id)}."
     lines = [
-        f"xshare: session {session_id} ({row['source']})",
+        f"xshare: session {printable(session_id)} ({printable(row['source'])})",
         f"  Exploration: {pct(row['exploration_share_of_context'], 'n/a')} of the recorded context, "
         f"{pct(row['exploration_share_of_prompt'], 'n/a')} of the billed prompt",
         f"  Recorded / billed: {pct(row['recorded_over_billed'], 'n/a')}; API calls: {row['api_calls']:,}; "
@@ -259,7 +259,7 @@ def describe(row: dict | None, live: dict | None, session_id: str) -> str:
         f"other shell: {pct(_part(row, 'shell'), 'n/a')}; compactions: {row['compactions']}",
     ]
     if row.get("unrecorded_calls"):
-        tasks = ", ".join(f"{task} {count:,}" for task, count in (row.get("unrecorded_tasks") or {}).items())
+        tasks = ", ".join(f"{printable(task)} {count:,}" for task, count in (row.get("unrecorded_tasks") or {}).items())
         lines.append(f"  Billed calls state.db's messages do not show: {row['unrecorded_calls']:,} ({tasks}), "
                      f"{row['unrecorded_prompt_tokens']:,} prompt tokens (counted above as overhead)")
     if row.get("unrecorded_reviews"):
@@ -270,7 +270,7 @@ def describe(row: dict | None, live: dict | None, session_id: str) -> str:
         lines.append(f"  Seen live by the plugin: {live['calls']:,} main-loop calls, "
                      f"{live['prompt_tokens']:,} prompt tokens")
     lines += _cache_lines(row, live)
-    lines.append(f"  Tokenizer: {row['tokenizer']}")
+    lines.append(f"  Tokenizer: {printable(row['tokenizer'])}")
     return "\n".join(lines)
 
 
@@ -287,7 +287,8 @@ def _cache_lines(row: dict, live: dict | None) -> list[str]:
     else:
         last, rebuild = watch.last, watch.last_rebuild
         lines.append(f"  Last API call: {last['prompt']:,} prompt tokens ({usage_kinds(last['usage'])})")
-        cause = f" (last: {rebuild['cause']}, {rebuild['detail']})" if rebuild else ""
+        # the detail names models as the records spelled them: escaped, as every field from the data is
+        cause = f" (last: {printable(rebuild['cause'])}, {printable(rebuild['detail'])})" if rebuild else ""
         lines.append(f"  Cache rebuilds seen live: {watch.rebuilds:,}{cause}")
     lines.append("  /compact nudge: not available (Hermes's hooks do not show what a compaction would leave)")
     return lines
@@ -306,10 +307,10 @@ def command(raw_args: str = "") -> str:
     try:
         row, problems = measure_session(session_id)
     except Exception as error:  # a slash command must never break the session
-        return f"xshare: could not measure this session ({error.__class__.__name__}: {error})"
+        return f"xshare: could not measure this session ({error.__class__.__name__}: {printable(error)})"
     text = describe(row, _live.get(session_id), session_id)
     for kind in sorted(problems):
-        text += f"\n  ({kind})"
+        text += f"\n  ({printable(kind)})"
     return text
 
 

@@ -17,7 +17,7 @@ import sys
 from xshare.live.catch_up import kick
 from xshare.state.paths import line_file
 from xshare.state.private import read_regular, writable
-from xshare.text import columns_set, pct, usage_kinds
+from xshare.text import columns_set, pct, printable, usage_kinds
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without loading typing (a few ms of every refresh); checkers see True
 if TYPE_CHECKING:
@@ -56,6 +56,11 @@ def _n(value: object) -> str:
     if abs(value) < 999_500:
         return f"{value / 1000:.1f}k"
     return f"{value / 1e6:.1f}M"
+
+
+def _n_calls(value: object) -> str:
+    """The call count with thousands separators; anything else the summary holds, escaped."""
+    return f"{value:,}" if isinstance(value, int) else printable(value)
 
 
 def _paint(text: str, code: str, colour: bool) -> str:
@@ -107,13 +112,15 @@ def cache_fields(saved: LiveSummary, colour: bool) -> dict[str, str]:
     if isinstance(nudge, dict):
         even = nudge.get("break_even")
         values["nudge"] = _paint(f"/compact now: {_n(nudge.get('fewer'))} fewer per call, pays back in "
-                                 f"{even} call{'' if even == 1 else 's'}", "33", colour)
+                                 f"{printable(even)} call{'' if even == 1 else 's'}", "33", colour)
     rebuild = saved.get("last_rebuild")
     if isinstance(saved.get("rebuilds"), int):
-        cause = f" (last: {rebuild.get('cause')})" if isinstance(rebuild, dict) else ""
+        cause = f" (last: {printable(rebuild.get('cause'))})" if isinstance(rebuild, dict) else ""
         values["rebuilds"] = f"{saved['rebuilds']} cache rebuild{'s' if saved['rebuilds'] != 1 else ''}{cause}"
     if saved.get("rebuild_now") and isinstance(rebuild, dict):
-        values["rebuilt"] = _paint(f"cache rebuilt: {rebuild.get('cause')} ({rebuild.get('detail')})", "31", colour)
+        # the detail names models as the records spelled them: escaped, as every field from the data is
+        values["rebuilt"] = _paint(f"cache rebuilt: {printable(rebuild.get('cause'))} "
+                                   f"({printable(rebuild.get('detail'))})", "31", colour)
     return values
 
 
@@ -139,10 +146,10 @@ def fields(payload: dict, saved: LiveSummary | None, colour: bool) -> dict[str, 
         bill=_share(None if unsupported else saved.get("exploration_share_of_prompt"), estimate, colour),
         calib=(f"{calib:.0%}" if isinstance(calib, (int, float)) else "?")
         + (" (the records exceed the bill: shares unknown)" if unsupported else ""),
-        calls=f"{saved.get('api_calls', 0):,}",
-        compactions=str(saved.get("compactions", 0)),
-        tokenizer=str(saved.get("tokenizer", "")),
-        html=str(saved.get("html", "")),
+        calls=_n_calls(saved.get("api_calls", 0)),
+        compactions=printable(saved.get("compactions", 0)),
+        tokenizer=printable(saved.get("tokenizer", "")),
+        html=printable(saved.get("html", "")),
     )
     try:  # the transcript has grown past what the hook has counted: the figures are catching up
         if os.stat(payload.get("transcript_path") or saved["transcript"]).st_size > saved.get("offset", 0):

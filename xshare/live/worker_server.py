@@ -6,6 +6,7 @@ a thread of its own (one session's slow update never delays another's), until XS
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 import threading
@@ -13,13 +14,14 @@ import time
 from pathlib import Path
 
 from xshare.live import worker
-from xshare.live.log import log_exception
+from xshare.live.log import log, log_exception
 from xshare.live.session_state import update
 from xshare.measure import tokens
 from xshare.sources.claude import transcript  # noqa: F401  (the reader's import cost, paid before any request)
 from xshare.state.store import atomic_write, locked
 
 IDLE_SECONDS = 600.0
+LONGEST_IDLE = 7 * 86400.0  # past a week a setting is a typo (and past ~1e9 the socket refuses the timeout)
 AT_ONCE = 16  # requests served at a time; more are told "busy" and their hooks count themselves
 
 
@@ -28,7 +30,7 @@ def serve() -> None:
     path = worker.socket_path()
     if not worker.own_private_folder(path.parent):
         return  # never listen where another account could have put, or could reach, the socket
-    idle = float(os.environ.get("XSHARE_WORKER_IDLE", IDLE_SECONDS))
+    idle = idle_seconds()
     with locked(path.with_suffix(".lock"), blocking=False) as mine:
         if not mine:  # another worker with this key is starting or running
             return
@@ -53,6 +55,24 @@ def serve() -> None:
             finally:
                 path.unlink(missing_ok=True)
                 path.with_suffix(".pid").unlink(missing_ok=True)
+
+
+def idle_seconds() -> float:
+    """XSHARE_WORKER_IDLE when it is a number of seconds the socket can wait (over 0, up to a week); any
+    other setting is one line in the hook's log and the default (a worker that died of it at once would
+    leave every hook waiting for it, silently)."""
+    setting = os.environ.get("XSHARE_WORKER_IDLE")
+    if setting is None:
+        return IDLE_SECONDS
+    try:
+        idle = float(setting)
+    except ValueError:
+        idle = math.nan
+    if math.isfinite(idle) and 0 < idle <= LONGEST_IDLE:
+        return idle
+    log(f"XSHARE_WORKER_IDLE={setting[:40]!r} is not a number of seconds over 0 and up to {LONGEST_IDLE:.0f}; "
+        f"the worker waits the default {IDLE_SECONDS:.0f}")
+    return IDLE_SECONDS
 
 
 def _warm_up() -> None:

@@ -16,6 +16,9 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
+
+from xshare.state.private import open_regular
 
 # a usage's token kinds, each with its own rate; the first four are the prompt side
 RATE_KEYS = ("input", "cache_read", "cache_write_5m", "cache_write_1h", "output")
@@ -24,6 +27,10 @@ PER_TOKEN = 1e-6  # the table's rates are per million tokens
 ENV_SWITCH = "XSHARE_DOLLARS"
 OFF_WORDS = ("0", "off", "no", "false")
 _DATED = re.compile(r"-(20\d{6}|latest)$")  # claude-sonnet-4-20250514, gpt-4o-latest
+# a price table is a few kilobytes; past this a --prices file is not one (/dev/zero would fill the memory)
+LARGEST_PRICE_FILE = 4 << 20
+# dollars per million tokens: no list price comes near; past it a rate is a typo, and 1e308 sums to infinity
+HIGHEST_RATE = 1e6
 _VERSION_DOT = re.compile(r"(?<=\d)\.(?=\d)")  # Hermes's claude-sonnet-4.5 is Anthropic's claude-sonnet-4-5
 
 
@@ -79,16 +86,20 @@ def _number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
 
 
+def _rate(value: object) -> bool:
+    return _number(value) and value <= HIGHEST_RATE
+
+
 def _models(data: dict, where: str) -> dict[str, dict[str, float]]:
     models = data.get("models")
     if not isinstance(models, dict) or not models:
         raise PriceError(f"{where}: no \"models\" object with prices in it")
     checked = {}
     for name, rates in models.items():
-        if not isinstance(rates, dict) or not all(_number(rates.get(key)) for key in ("input", "output")):
+        if not isinstance(rates, dict) or not all(_rate(rates.get(key)) for key in ("input", "output")):
             raise PriceError(f"{where}: model {name!r} needs \"input\" and \"output\" as numbers (dollars per "
-                             "million tokens)")
-        given = {key: float(rates[key]) for key in RATE_KEYS if _number(rates.get(key))}
+                             f"million tokens, 0 to {HIGHEST_RATE:,.0f})")
+        given = {key: float(rates[key]) for key in RATE_KEYS if _rate(rates.get(key))}
         # a table that names no cache rates (a provider with no cache premium) bills those tokens as input
         checked[str(name).lower()] = {key: given.get(key, given["input"]) for key in RATE_KEYS}
     return checked
@@ -117,11 +128,15 @@ def load(path: str | None = None) -> PriceTable:
     table = shipped()
     if not path:
         return table
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+    try:  # a regular file, as every file xshare reads: a FIFO would wait, a device never end
+        with open_regular(Path(path)) as handle:
+            raw = handle.read(LARGEST_PRICE_FILE + 1)
     except OSError as error:
         raise PriceError(f"could not read the --prices file: {error.strerror or error}") from None
+    if len(raw) > LARGEST_PRICE_FILE:
+        raise PriceError(f"the --prices file is over {LARGEST_PRICE_FILE >> 20} MB: not a price table")
+    try:
+        data = json.loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as error:
         raise PriceError(f"the --prices file is not JSON: {error}") from None
     theirs = parse(data, "the --prices file")

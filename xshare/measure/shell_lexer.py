@@ -41,6 +41,11 @@ class _Word:
         self.subs: list[list[Tok]] = []  # token lists of the $(...), `...`, <(...) in it
         self.quoted = False
 
+    def last(self) -> str:
+        """The word's last character so far ("" for none), without joining its parts: joined at each "(",
+        a word of many (x=()=()...) took time growing with the square of its length."""
+        return next((part[-1] for part in reversed(self.parts) if part), "")
+
 
 class _Lexer:
     def __init__(self, src: str, depth: int = 0) -> None:
@@ -68,7 +73,7 @@ class _Lexer:
         s, out, w, depth = self.s, [], _Word(), 0
         while self.i < self.n:
             i, c = self.i, s[self.i]
-            word_paren = c == "(" and "".join(w.parts)[-1:] in ("=", "!", "@", "*", "+", "?")  # a=(x) !(x)
+            word_paren = c == "(" and w.last() in ("=", "!", "@", "*", "+", "?")  # a=(x) !(x)
             if c == "\\" and s.startswith("\\\n", i):  # line continuation: dropped
                 self.i += 2
             elif c in " \t\r\n":

@@ -12,7 +12,6 @@ is made, so an unusable file still makes the whole run an estimate, never a mix.
 from __future__ import annotations
 
 import functools
-import gzip
 import hashlib
 import os
 import re
@@ -27,6 +26,7 @@ ESTIMATE = "chars/4"
 VOCAB_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
 PACKAGED_VOCAB = Path(__file__).resolve().parents[1] / "data" / "o200k_base.tiktoken.gz"
 _GZIP_MAGIC = b"\x1f\x8b"
+LARGEST_VOCAB = 16 << 20  # o200k_base is 3.6 MB as text
 # tiktoken's pre-tokenizer overflows its stack on a run of about 1M blanks (spaces, tabs, ... but not
 # newlines, which end its backtracking); texts holding a longer run than this are counted in parts
 LONG_RUN = 1 << 16
@@ -279,13 +279,22 @@ def _load_fast(vocab: Path | None):
 
 
 def _vocab_bytes(vocab: Path) -> bytes:
-    """The vocabulary file's text, ungzipped if it is gzipped, refused unless its hash is o200k_base's."""
-    data = vocab.read_bytes()
+    """The vocabulary file's text, ungzipped if it is gzipped, refused unless its hash is o200k_base's; read
+    and ungzipped to LARGEST_VOCAB at most (XSHARE_VOCAB may name a file that never ends, or a gzip bomb)."""
+    from xshare.state.private import open_regular  # see store_path
+
+    with open_regular(vocab) as handle:  # a FIFO or a device is refused, as every file xshare reads
+        data = handle.read(LARGEST_VOCAB + 1)
     if data[:2] == _GZIP_MAGIC:
+        unzip = zlib.decompressobj(16 + zlib.MAX_WBITS)
         try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as error:  # a truncated or damaged copy
+            data = unzip.decompress(data, LARGEST_VOCAB + 1)
+        except zlib.error as error:  # a damaged copy
             raise ValueError(f"{vocab.name} is not a readable gzip file ({error})") from None
+        if not unzip.eof and len(data) <= LARGEST_VOCAB:
+            raise ValueError(f"{vocab.name} is not a readable gzip file (it ends too soon)")
+    if len(data) > LARGEST_VOCAB:
+        raise ValueError(f"{vocab.name} is over {LARGEST_VOCAB >> 20} MB: not the o200k_base vocabulary")
     if hashlib.sha256(data).hexdigest() != VOCAB_SHA256:
         raise ValueError(f"{vocab.name} is not the o200k_base vocabulary (hash mismatch)")
     return data

@@ -23,6 +23,7 @@ from xshare.measure.row import SessionRow
 from xshare.measure.timestamps import session_time
 from xshare.report.render import GroupSums, group_order
 from xshare.state.store import loads, open_regular
+from xshare.text import printable
 
 MAX_LINE = 4 << 20  # bytes; a row is a few KB, one with every compaction's snapshot rarely 100 KB
 
@@ -84,7 +85,7 @@ def read_rows_files(paths: list[Path], place: Callable[[dict], str]) -> Rollup:
         wanted.setdefault(value >> _LINE_BITS & _FILE_MASK, set()).add(value & _LINE_MASK)
     for index, (path, stamp) in enumerate(stamps):
         if _sum(path, wanted.get(index, set()), rollup, place) != stamp:
-            print(f"xshare: rows file {path} changed while it was read; some of its sessions may be missing",
+            print(f"xshare: rows file {printable(path)} changed while it was read; some of its sessions may be missing",
                   file=sys.stderr)
     return rollup
 
@@ -99,7 +100,8 @@ def _scan(path: Path, index: int, newest: dict[int, int], rollup: Rollup) -> tup
     try:
         handle = open_regular(path)
     except OSError as error:
-        print(f"xshare: rows file {path} could not be read ({error.strerror or error})", file=sys.stderr)
+        print(f"xshare: rows file {printable(path)} could not be read ({printable(error.strerror or error)})",
+              file=sys.stderr)  # a teammate's file name, globbed: escaped as every printed field
         return None, 0
     found = 0
     with handle:
@@ -150,15 +152,21 @@ def _rank(row: dict, line: bytes) -> int:
 
 
 def _lines(handle: BinaryIO) -> Iterator[bytes]:
-    """The file's non-blank lines; a line longer than MAX_LINE (no row is) is given as b"" (unreadable),
+    """The file's non-blank lines, up to its size when the read began (a link to /proc/self/pagemap is
+    regular by stat and never ends); a line longer than MAX_LINE (no row is) is given as b"" (unreadable),
     read past in pieces rather than held whole."""
+    end = os.fstat(handle.fileno()).st_size
+
+    def readline(most: int) -> bytes:
+        return handle.readline(max(0, min(most, end - handle.tell())))
+
     while True:
-        line = handle.readline(MAX_LINE + 1)
+        line = readline(MAX_LINE + 1)
         if not line:
             return
         if len(line) > MAX_LINE and not line.endswith(b"\n"):
             while line and not line.endswith(b"\n"):
-                line = handle.readline(MAX_LINE)
+                line = readline(MAX_LINE)
             yield b""
         elif line.strip():
             yield line.strip()

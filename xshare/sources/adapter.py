@@ -16,6 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from xshare.measure.row import SessionRow
 from xshare.measure.tokens import TokenizerChoice
+from xshare.sources.stated import read_stated
 
 Homes = dict[str, "list[str] | None"]  # by agent: the folders or databases named (None: the defaults; []: none)
 
@@ -123,9 +124,8 @@ class Adapter(Protocol):
 
 def sniff(path: Path, size: int = 1 << 16) -> bytes:
     """A file's first bytes, for telling whose it is (b"" when it cannot be read)."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(size)
+    try:  # a FIFO is refused, not waited on; a file that never ends is read to its stated size
+        return read_stated(path, size)
     except OSError:
         return b""
 

@@ -60,6 +60,7 @@ from xshare.sources.agent_common import (
 )
 from xshare.sources.codex_exec import CodeMode
 from xshare.sources.recognise import one_document
+from xshare.sources.stated import read_stated
 from xshare.state.paths import home as user_home
 from xshare.state.store import loads
 
@@ -302,7 +303,7 @@ def read(path: Path, count: Callable[[str], int], tokenizer: str, problems: Coun
          ledgers: dict | None = None) -> list[dict]:
     """The session row of one rollout file (with `ledgers`, its detailed ledger too)."""
     try:
-        data = path.read_bytes()
+        data = read_stated(path)
     except OSError:
         problems["Codex rollouts that vanished or could not be read"] += 1
         return []

@@ -62,6 +62,7 @@ from pathlib import Path
 from xshare.sources import same_file, unseen
 from xshare.sources.agent_common import Replay, as_text, content_text, holds_no_record, json_objects, names_by
 from xshare.sources.recognise import one_document
+from xshare.sources.stated import read_stated
 from xshare.state.paths import home as user_home
 from xshare.state.store import loads
 
@@ -243,7 +244,7 @@ def _same_session(path: Path, session_id: str, own: tuple[dict, list[dict]]) -> 
             chats.append((path, *own))
             continue
         try:
-            chat = _chat(other, other.read_bytes(), Counter())
+            chat = _chat(other, read_stated(other), Counter())
         except OSError:
             continue
         if chat is not None and chat[0].get("sessionId") == session_id:
@@ -264,7 +265,7 @@ def session_file(path: Path) -> Path:
     same session id and a billed call (Gemini CLI before /clear gave a new id started a new file under the
     same id; any version may hold a copy), or this file holds none and a later one does."""
     try:
-        chat = _chat(path, path.read_bytes(), Counter())
+        chat = _chat(path, read_stated(path), Counter())
     except OSError:
         return path
     session_id = chat[0].get("sessionId") if chat else None
@@ -297,7 +298,7 @@ def read(path: Path, count: Callable[[str], int], tokenizer: str, problems: Coun
     """The session row of one chat file, read with the other files of its session (with `ledgers`, its
     detailed ledger too); none when another file's row is the session's."""
     try:
-        data = path.read_bytes()
+        data = read_stated(path)
     except OSError:
         problems["Gemini CLI chats that vanished or could not be read"] += 1
         return []

@@ -60,6 +60,7 @@ from xshare.sources.agent_common import (
 from xshare.sources.openclaw_db import COMPRESSED_UNREADABLE, DATABASE_NAME, read_sessions
 from xshare.sources.recognise import compressed
 from xshare.sources.sqlite import SQLITE_MAGIC
+from xshare.sources.stated import read_stated
 from xshare.state.paths import home as user_home
 from xshare.state.store import dumps, loads
 
@@ -134,7 +135,7 @@ def group_of(key: str) -> str:
 def _groups(folder: Path) -> dict[str, str]:
     """session id -> group, from the folder's sessions.json index (missing or unreadable: none)."""
     try:
-        index = loads((folder / "sessions.json").read_bytes())
+        index = loads(read_stated(folder / "sessions.json"))
     except (OSError, ValueError):
         return {}
     groups = {}
@@ -255,7 +256,7 @@ def _read_database(path: Path, count: Callable[[str], int], tokenizer: str, prob
 def _transcript_bytes(path: Path, problems: Counter) -> bytes | None:
     """A transcript's bytes, decompressed when 2026.9 archived it compressed; None, counted, when unreadable."""
     try:
-        data = path.read_bytes()
+        data = read_stated(path)
     except OSError:
         problems["OpenClaw transcripts that vanished or could not be read"] += 1
         return None

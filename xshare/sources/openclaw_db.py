@@ -25,6 +25,7 @@ from pathlib import Path
 from xshare.sources import unzstd
 from xshare.sources.agent_common import parse_json
 from xshare.sources.sqlite import Unreadable, read_with_retries, table_columns
+from xshare.sources.stated import read_stated
 
 DATABASE_NAME = "openclaw-agent.sqlite"
 NOT_OPENCLAW = "OpenClaw databases without OpenClaw's transcript_events and session_windows tables, skipped"
@@ -69,7 +70,7 @@ def _cold_entries(archive: tuple, folder: Path, problems: Counter) -> list | Non
         packed = blob
     else:
         try:
-            packed = (folder / "cold" / str(name)).read_bytes() if "/" not in str(name) else None
+            packed = read_stated(folder / "cold" / str(name)) if "/" not in str(name) else None
         except OSError:
             packed = None
         if packed is None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from xshare.sources import unzstd
 from xshare.sources.adapter import first_record, sniff
 from xshare.sources.sqlite import tables
+from xshare.sources.stated import read_stated
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
@@ -40,7 +41,7 @@ def openclaw(path: Path) -> bool:
     agent's database with its transcript tables."""
     head = sniff(path)
     if head.startswith(ZSTD_MAGIC):
-        head = (unzstd.decompress(path.read_bytes()) or b"")[: 1 << 16] if _small(path) else b""
+        head = (unzstd.decompress(read_stated(path)) or b"")[: 1 << 16] if _small(path) else b""
     record = first_record(head)
     if record is not None and record.get("type") == "session" and "id" in record:
         return True

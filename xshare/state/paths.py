@@ -73,9 +73,24 @@ def live_dir() -> Path:
     return state_dir() / "live"
 
 
+_ESCAPED_IN_NAME = re.compile(r"[^A-Za-z0-9._-]|^\.")  # and a leading dot: no hidden file, no `..`
+LONGEST_NAME = 120  # an id's name before its suffix (.updater.lock, -2.html): well within 255 bytes
+
+
+def _escaped(match: re.Match) -> str:
+    return "".join(f"~{byte:02X}" for byte in match.group().encode("utf-8", "surrogatepass"))
+
+
 def file_name(session_id: str) -> str:
-    """A session id as a file name (subagent ids hold a slash)."""
-    return re.sub(r"[^A-Za-z0-9._-]", "_", session_id)
+    """A session id as a file name, one id one name: a character outside [A-Za-z0-9._-] (a subagent id's
+    slash) is ~ and its UTF-8 bytes in hex, so `team/a1` and `team_a1`, `отчёт` and `ошибк` keep names of
+    their own; a name past LONGEST_NAME is its start, ~~ (which no escaped name holds) and a hash of the id."""
+    name = _ESCAPED_IN_NAME.sub(_escaped, session_id) or "~"
+    if len(name) <= LONGEST_NAME:
+        return name
+    import hashlib  # only for so long an id: the status line imports this module (hashlib costs it 7 ms)
+
+    return f"{name[:80]}~~{hashlib.sha256(session_id.encode('utf-8', 'surrogatepass')).hexdigest()[:32]}"
 
 
 def line_file(session_id: str) -> Path:

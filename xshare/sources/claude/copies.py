@@ -59,12 +59,12 @@ def scan_ids(path: Path) -> tuple[frozenset[str], frozenset[str]]:
     parsing it (a regular file only; none if it cannot be read)."""
     found: dict[bytes, set[bytes]] = {b"requestId": set(), b"id": set()}
     try:
-        handle, _ = lines.open_regular(path)
+        handle, status = lines.open_regular(path)
     except (OSError, lines.NotRegularFile):
         return frozenset(), frozenset()
     with handle:
         tail = b""
-        while chunk := handle.read(lines.CHUNK):
+        for chunk in lines.chunks_to(handle, status.st_size):
             data = tail + chunk
             for match in _IDS.finditer(data):
                 found[match.group(1)].add(match.group(2))

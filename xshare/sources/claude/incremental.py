@@ -48,7 +48,7 @@ class IncrementalLines:
         self.identity = identity
         handle.seek(self.offset)
         before = self.offset
-        while chunk := handle.read(lines.CHUNK):
+        for chunk in lines.chunks_to(handle, stat.st_size):
             self.feed(chunk)
         self.finish()
         if not self.fingerprint or self.fingerprint[0] < min(self.offset, _FINGERPRINT):

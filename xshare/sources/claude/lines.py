@@ -48,6 +48,16 @@ def open_regular(path: os.PathLike | str) -> tuple[BinaryIO, os.stat_result]:
         raise
 
 
+def chunks_to(handle: BinaryIO, size: int) -> Iterator[bytes]:
+    """The file's bytes from where `handle` stands up to `size`, the size stat gave when the read began, in
+    CHUNKs: a file that never ends though stat calls it regular (a link to /proc/self/pagemap) ends there,
+    and what is appended meanwhile is the next read's."""
+    left = size - handle.tell()
+    while left > 0 and (chunk := handle.read(min(CHUNK, left))):
+        left -= len(chunk)
+        yield chunk
+
+
 def is_regular(path: os.PathLike | str) -> bool:
     """True for a regular file (following symlinks); False for anything else or a path that cannot be stat'ed."""
     try:
