@@ -77,7 +77,7 @@ _ESCAPED_IN_NAME = re.compile(r"[^A-Za-z0-9._-]|^\.")  # and a leading dot: no h
 LONGEST_NAME = 120  # an id's name before its suffix (.updater.lock, -2.html): well within 255 bytes
 
 
-def _escaped(match: re.Match) -> str:
+def _escaped(match: "re.Match") -> str:  # quoted: re.Match is 3.7+, and an old python3 imports this
     return "".join(f"~{byte:02X}" for byte in match.group().encode("utf-8", "surrogatepass"))
 
 
