@@ -252,19 +252,20 @@ def test_the_fit_bookkeeping_holds_through_random_calls_over_their_bills():
     found by its running sums is the one a walk from the oldest message finds."""
     rng = random.Random(29)
     ledger = Ledger(rounding=ROUNDING_PER_MESSAGE)
-    for step in range(3000):
+    longest = 0
+    for step in range(5000):
         move = rng.random()
         if move < 0.6:
             ledger.add(rng.choice(CATEGORIES[:3]), rng.randrange(0, 400), key=f"k{step}",
                        estimated=rng.random() < 0.1)
         elif move < 0.95:
             state = ledger._thread("main")
-            billed = max(0, state.total + (state.overhead or 0) + rng.randrange(-600, 300))
+            billed = max(0, state.total + (state.overhead or 0) + rng.randrange(-300, 600))
             ledger.call(billed, usage=cached(rng.randrange(0, billed + 1)))
-        elif move < 0.98:
+        elif move < 0.99:
             ledger.trim([f"k{rng.randrange(step + 1)}" for _ in range(5)])
-        else:
-            ledger.compact(keep=frozenset(f"k{rng.randrange(step + 1)}" for _ in range(20)))
+        elif move < 0.9915:
+            ledger.compact(keep=frozenset(f"k{rng.randrange(step + 1)}" for _ in range(2000)))
         state = ledger._thread("main")
         assert state.estimates == sum(1 for entry in state.present if entry[6])
         read = rng.randrange(0, state.total + 2000)
@@ -275,4 +276,6 @@ def test_the_fit_bookkeeping_holds_through_random_calls_over_their_bills():
                 break
             walked += 1
         assert state._vouched(read) == walked
+        longest = max(longest, len(state.present))
     assert ledger.calls > 500 and ledger.trimmed > 0
+    assert longest > 1024  # the search sums blocks of 1024: prefixes ending in a later block were found too

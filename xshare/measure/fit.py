@@ -31,7 +31,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable
-from itertools import accumulate
+from itertools import accumulate, islice
 from operator import itemgetter
 
 INHERITED = "inherited"
@@ -132,9 +132,18 @@ class Thread:
 
     def _vouched(self, cache_read: int) -> int:
         """How many of the oldest messages end inside the prefix this call re-read from the cache. Where each
-        ends never falls (tokens are never negative): a search over their running sums, summed in C."""
-        ends = list(accumulate(map(itemgetter(TOKENS), self.present)))
-        return bisect_right(ends, cache_read - (self.overhead or 0))
+        ends never falls (tokens are never negative): searched in their running sums, summed in C a block
+        at a time from the oldest, so a short prefix costs a block, not every message present."""
+        limit = cache_read - (self.overhead or 0)
+        tokens = map(itemgetter(TOKENS), self.present)
+        count = end = 0
+        while ends := list(accumulate(islice(tokens, 1024), initial=end))[1:]:
+            inside = bisect_right(ends, limit)
+            count += inside
+            if inside < len(ends):
+                break
+            end = ends[-1]
+        return count
 
     def _trim(self, bill: int, rounding: int, removed: Callable[[list], None], keep: int) -> int:
         """Take the excess out of the oldest messages after the first `keep`, a message whole only when the
