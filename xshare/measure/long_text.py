@@ -46,11 +46,10 @@ def _patterns():
         pattern = openai_public.o200k_base()["pat_str"]
     finally:
         openai_public.load_tiktoken_bpe = original
-    run = LONG_PIECE - _SLACK
-    # each run is tried from its start alone (the look-behinds): a search linear in the text
-    letters, marks = r"[\p{L}\p{M}]", r"[^\s\p{L}\p{N}]"
-    candidates = (rf"(?<!{letters}){letters}{{{run},}}|(?<!{marks}){marks}{{{run},}}"
-                  rf"|(?<![\r\n/])[\r\n/]{{{run},}}")
+    # each run is tried from its start alone (the look-behinds): a search linear in the text. The regex
+    # module unrolls a counted repeat (35 MB for {65528,}): runs of 1024 and more are found, the long kept
+    letters, marks, breaks = r"[\p{L}\p{M}]", r"[^\s\p{L}\p{N}]", r"[\r\n/]"
+    candidates = "|".join(rf"(?<!{run}){run}{{1024}}{run}*" for run in (letters, marks, breaks))
     return regex.compile(pattern), regex.compile(candidates)
 
 
@@ -91,14 +90,14 @@ def _long_pieces(part: str) -> Iterator[tuple[str, bool]]:
     pieces, candidates = _patterns()
     done = scanned = 0  # split up to `done`, its pieces read up to `scanned`: a piece starts at each
     for candidate in candidates.finditer(part):
-        if candidate.end() <= scanned:
+        if candidate.end() <= scanned or candidate.end() - candidate.start() < LONG_PIECE - _SLACK:
             continue
         found = _CUT_BACK.search(part, scanned, candidate.start())
         for piece in pieces.finditer(part, found.end() if found else scanned):
             if piece.end() - piece.start() >= LONG_PIECE:
                 if piece.start() > done:
                     yield part[done:piece.start()], False
-                yield piece.group(), True
+                yield part if piece.end() - piece.start() == len(part) else piece.group(), True  # whole: no copy
                 done = piece.end()
             scanned = piece.end()
             if scanned >= candidate.end():
