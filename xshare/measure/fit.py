@@ -28,11 +28,11 @@ was sent is dropped:
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Callable
 from itertools import accumulate, islice
-from operator import itemgetter
+from operator import itemgetter, sub
 
 INHERITED = "inherited"
 OVERHEAD = "overhead"
@@ -44,6 +44,8 @@ INHERITED_MARGIN = 4096
 # entry layout (plain lists: they serialise as they are); the ledger owns the rest of the fields
 KEY, CATEGORY, TOKENS = 0, 1, 2
 ESTIMATED = 6  # 1 when the tokens are an estimate (an image's, a PDF's), not a count
+
+_BLOCK = 1024  # messages summed at a time in the search for the re-read prefix
 
 # an epoch: [overhead, calls charged with it, whether it may set the thread's smallest estimate]
 _OVERHEAD, _CALLS, _FLOOR = range(3)
@@ -132,18 +134,28 @@ class Thread:
 
     def _vouched(self, cache_read: int) -> int:
         """How many of the oldest messages end inside the prefix this call re-read from the cache. Where each
-        ends never falls (tokens are never negative): searched in their running sums, summed in C a block
-        at a time from the oldest, so a short prefix costs a block, not every message present."""
+        ends never falls (tokens are never negative), so the first to end beyond it is searched from both
+        ends at once, a block of running sums summed in C at a time: the cost is the shorter side (usually
+        the few messages since the last call), not every message present."""
         limit = cache_read - (self.overhead or 0)
-        tokens = map(itemgetter(TOKENS), self.present)
-        count = end = 0
-        while ends := list(accumulate(islice(tokens, 1024), initial=end))[1:]:
-            inside = bisect_right(ends, limit)
-            count += inside
-            if inside < len(ends):
-                break
-            end = ends[-1]
-        return count
+        if self.total <= limit or not self.present:  # all of them, or none to search
+            return len(self.present)
+        oldest = map(itemgetter(TOKENS), self.present)
+        newest = map(itemgetter(TOKENS), reversed(self.present))
+        inside, end = 0, 0  # from the oldest: messages ending inside, where the last of them ends
+        beyond, start = 0, self.total  # from the newest: messages ending beyond, where the next older one ends
+        while True:
+            ends = list(accumulate(islice(oldest, _BLOCK), initial=end))[1:]
+            found = bisect_right(ends, limit)
+            if found < len(ends):
+                return inside + found
+            inside, end = inside + found, ends[-1]
+            # the newest first: each ends where the one after it starts; ends fall, so negated they rise
+            starts = list(accumulate(islice(newest, _BLOCK), sub, initial=start))
+            found = bisect_left([-value for value in starts[:-1]], -limit)
+            if found < len(starts) - 1:
+                return len(self.present) - beyond - found
+            beyond, start = beyond + found, starts[-1]
 
     def _trim(self, bill: int, rounding: int, removed: Callable[[list], None], keep: int) -> int:
         """Take the excess out of the oldest messages after the first `keep`, a message whole only when the
