@@ -150,7 +150,8 @@ def test_a_torn_last_block_is_survived_quietly_and_rewritten(monkeypatch, capsys
     encoded = counting_encoder(monkeypatch)
     counter = tokens.Counter(tokens.choose())
     assert [counter.count(text) for text in TEXTS] == expected
-    assert encoded == [TEXTS[-1]]  # only the torn entry was counted again
+    # only the torn entry was counted again (a piece as long as its is counted in parts of it: long_text.py)
+    assert encoded and all(text in TEXTS[-1] for text in encoded)
     # nothing said: an append still being written looks the same, and a lost entry costs one recount
     assert capsys.readouterr().err == ""
     assert store_entries(path) == kept  # rewritten whole, the torn block gone

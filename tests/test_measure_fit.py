@@ -243,3 +243,41 @@ def test_the_corpus_sessions_that_read_zero_read_their_exploration(session_id: s
     assert figures["exploration_share_of_context"] > 0.05
     assert figures["billed_tokens"]["inherited"] > 0  # the Haiku calls on an earlier conversation
     assert figures["context_tokens"] <= figures["prompt_tokens_billed"]
+
+
+def test_the_fit_bookkeeping_holds_through_random_calls_over_their_bills():
+    """Issue 29 (time linear in a session's size): a call over its bill no longer walks every present message
+    in Python. What that rests on, over random messages (some estimates), bills, cache reads, trims and
+    compactions: the count of estimates present is the count of estimated entries, and the re-read prefix
+    found by its running sums is the one a walk from the oldest message finds."""
+    rng = random.Random(29)
+    ledger = Ledger(rounding=ROUNDING_PER_MESSAGE)
+    longest = 0
+    for step in range(5000):
+        move = rng.random()
+        if move < 0.6:
+            ledger.add(rng.choice(CATEGORIES[:3]), rng.randrange(0, 400), key=f"k{step}",
+                       estimated=rng.random() < 0.1)
+        elif move < 0.95:
+            state = ledger._thread("main")
+            billed = max(0, state.total + (state.overhead or 0) + rng.randrange(-300, 600))
+            ledger.call(billed, usage=cached(rng.randrange(0, billed + 1)))
+        elif move < 0.99:
+            ledger.trim([f"k{rng.randrange(step + 1)}" for _ in range(5)])
+        elif move < 0.9915:
+            ledger.compact(keep=frozenset(f"k{rng.randrange(step + 1)}" for _ in range(2000)))
+        state = ledger._thread("main")
+        assert state.estimates == sum(1 for entry in state.present if entry[6])
+        assert state.total == sum(entry[2] for entry in state.present)
+        near_all = state.total + (state.overhead or 0) - rng.randrange(0, 3000)  # found from the newest
+        read = rng.choice((rng.randrange(-100, state.total + 2000), near_all))
+        walked, end = 0, state.overhead or 0
+        for entry in state.present:
+            end += entry[2]
+            if end > read:
+                break
+            walked += 1
+        assert state._vouched(read) == walked
+        longest = max(longest, len(state.present))
+    assert ledger.calls > 500 and ledger.trimmed > 0
+    assert longest > 1024  # the search sums blocks of 1024: prefixes ending in a later block were found too

@@ -28,8 +28,11 @@ was sent is dropped:
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Callable
+from itertools import accumulate, islice
+from operator import itemgetter, sub
 
 INHERITED = "inherited"
 OVERHEAD = "overhead"
@@ -42,6 +45,8 @@ INHERITED_MARGIN = 4096
 KEY, CATEGORY, TOKENS = 0, 1, 2
 ESTIMATED = 6  # 1 when the tokens are an estimate (an image's, a PDF's), not a count
 
+_BLOCK = 1024  # messages summed at a time in the search for the re-read prefix
+
 # an epoch: [overhead, calls charged with it, whether it may set the thread's smallest estimate]
 _OVERHEAD, _CALLS, _FLOOR = range(3)
 
@@ -53,6 +58,7 @@ class Thread:
         self.present: deque[list] = deque()
         self.sums = dict.fromkeys(categories, 0)
         self.total = 0
+        self.estimates = 0  # present entries whose tokens are an estimate: none, and nothing is scanned for them
         self.overhead: int | None = None
         self.model: str | None = None  # the last call's
         self.fresh = True  # the next call is an estimation point (first call, or first after a compaction)
@@ -64,11 +70,13 @@ class Thread:
         self.present.append(entry)
         self.sums[entry[CATEGORY]] += entry[TOKENS]
         self.total += entry[TOKENS]
+        self.estimates += _estimated(entry)
 
     def take_out(self, entry: list) -> None:
         """Its tokens leave the sums; the caller removes the entry from `present`."""
         self.sums[entry[CATEGORY]] -= entry[TOKENS]
         self.total -= entry[TOKENS]
+        self.estimates -= _estimated(entry)
 
     # --- one call -----------------------------------------------------------------------------
 
@@ -111,10 +119,12 @@ class Thread:
     def _shrink_estimates(self, over: int) -> int:
         """Take up to `over` tokens out of estimated entries, newest first; returns how many were taken."""
         taken = 0
+        if not self.estimates:  # a call over its bill with no estimate present: no scan of every message
+            return 0
         for entry in reversed(self.present):
             if taken >= over:
                 break
-            if len(entry) > ESTIMATED and entry[ESTIMATED] and entry[TOKENS] > 0:
+            if _estimated(entry) and entry[TOKENS] > 0:
                 cut = min(entry[TOKENS], over - taken)
                 entry[TOKENS] -= cut
                 self.sums[entry[CATEGORY]] -= cut
@@ -123,23 +133,37 @@ class Thread:
         return taken
 
     def _vouched(self, cache_read: int) -> int:
-        """How many of the oldest messages end inside the prefix this call re-read from the cache."""
-        end = self.overhead or 0
-        count = 0
-        for entry in self.present:
-            end += entry[TOKENS]
-            if end > cache_read:
-                break
-            count += 1
-        return count
+        """How many of the oldest messages end inside the prefix this call re-read from the cache. Where each
+        ends never falls (tokens are never negative), so the first to end beyond it is searched from both
+        ends at once, a block of running sums summed in C at a time: the cost is the shorter side (usually
+        the few messages since the last call), not every message present."""
+        limit = cache_read - (self.overhead or 0)
+        if self.total <= limit or not self.present:  # all of them, or none to search
+            return len(self.present)
+        oldest = map(itemgetter(TOKENS), self.present)
+        newest = map(itemgetter(TOKENS), reversed(self.present))
+        inside, end = 0, 0  # from the oldest: messages ending inside, where the last of them ends
+        beyond, start = 0, self.total  # from the newest: messages ending beyond, where the next older one ends
+        while True:
+            ends = list(accumulate(islice(oldest, _BLOCK), initial=end))[1:]
+            found = bisect_right(ends, limit)
+            if found < len(ends):
+                return inside + found
+            inside, end = inside + found, ends[-1]
+            # the newest first: each ends where the one after it starts; ends fall, so negated they rise
+            starts = list(accumulate(islice(newest, _BLOCK), sub, initial=start))
+            found = bisect_left([-value for value in starts[:-1]], -limit)
+            if found < len(starts) - 1:
+                return len(self.present) - beyond - found
+            beyond, start = beyond + found, starts[-1]
 
     def _trim(self, bill: int, rounding: int, removed: Callable[[list], None], keep: int) -> int:
         """Take the excess out of the oldest messages after the first `keep`, a message whole only when the
         excess is larger (a result the agent sent cut short gives way by what was cut); returns what is left."""
         present = self.present
-        kept = [present.popleft() for _ in range(keep)]
-        over = self._over(bill, rounding) - rounding * keep
-        while present and over > 0:
+        present.rotate(-keep)  # the kept go to the end a block at a time (a popleft each cost a Python step)
+        over = self._over(bill, rounding)
+        while len(present) > keep and over > 0:
             entry = present[0]
             if entry[TOKENS] - rounding > over:
                 entry[TOKENS] -= over
@@ -151,7 +175,7 @@ class Thread:
             self.take_out(entry)
             removed(entry)
             over -= entry[TOKENS] - rounding
-        present.extendleft(reversed(kept))
+        present.rotate(keep)
         return over
 
     # --- results ------------------------------------------------------------------------------
@@ -185,3 +209,8 @@ class Thread:
         for entry in state["present"]:
             thread.append(entry)
         return thread
+
+
+def _estimated(entry: list) -> int:
+    """1 when the entry's tokens are an estimate (entries saved before the flag have none)."""
+    return 1 if len(entry) > ESTIMATED and entry[ESTIMATED] else 0

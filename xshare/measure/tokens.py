@@ -20,6 +20,8 @@ import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from xshare.measure import long_text
+
 O200K = "o200k_base"
 ESTIMATE = "chars/4"
 # sha256 of the uncompressed file, the hash tiktoken itself expects for o200k_base
@@ -35,7 +37,7 @@ _BLANK_RUN = re.compile(rf"[^\S\r\n]{{{LONG_RUN},}}")
 _UNIFORM_RUN = re.compile(rf"([^\S\r\n])\1{{{LONG_RUN - 1},}}")
 # the counting rule beyond tiktoken itself (the long-run handling below): bump it when a change could
 # alter any count, so counts remembered by an older rule (xshare/measure/count_store.py) are never read
-COUNT_VERSION = 1
+COUNT_VERSION = 2  # 2: long texts in parts, a long piece that repeats nothing in windows
 # fastokens (the optional extra xshare[fast]) counts exactly as tiktoken does, 3-7x faster on real text,
 # but takes 1-2 s more to load: in CPU it pays from 20-40 MB of text to count (bench/counter_crossover.py)
 FAST_MIN_TEXT_BYTES = 40_000_000
@@ -98,6 +100,7 @@ class Counter:
         self._encode = None
         self._seen: dict[tuple[int, int], int] = {}
         self._periods: dict[str, tuple[int, int] | None] = {}
+        self._blocks: dict[tuple[str, str], tuple[int, int] | None] = {}  # long pieces' (see long_text.py)
         self.fallbacks = 0  # texts tiktoken failed on, estimated as characters / 4
         self.fast = False  # counting with fastokens (load(fast=True)), equal to tiktoken's counts
         self.store = None
@@ -156,7 +159,11 @@ class Counter:
         return found
 
     def _exact(self, text: str) -> int:
-        return self._count_long(text) if len(text) >= LONG_RUN else self._count(text)
+        if len(text) < LONG_RUN:
+            return self._count(text)
+        # in parts cut where the pre-tokenizer's pieces start: bounded memory, time linear (long_text.py)
+        return sum(long_text.count_piece(part, self._count, self._blocks) if whole else self._count_long(part)
+                   for part, whole in long_text.parts(text))
 
     def _count(self, text: str) -> int:
         """tiktoken's count; never lets its Rust panics (BaseException) out: chars/4 for such a text."""
