@@ -16,14 +16,15 @@ was sent is dropped:
       or sent them cut short: whole messages go only while the excess is larger). A message lies inside the
       cached prefix the call re-read (`cache_read`) when the overhead and everything before it end there:
       the provider saw it again, so it was not trimmed;
-   c. then the overhead falls, at a model switch or when what is left was all re-read: the first call
-      over-estimated it;
+   c. then the overhead falls: what is left was all re-read (or nothing is left), so the overhead was
+      over-estimated;
    d. last, what still does not fit gives way oldest first (a tokenizer counting more than the provider's).
 3. Inherited context: an epoch (the calls between two estimation points) whose overhead exceeds the thread's
    smallest estimate by more than INHERITED_MARGIN carried context from before the file (a resumed
    conversation, a parent's context a subagent started from): that part of each of its calls is
-   `inherited`, not overhead. The smallest estimate comes from a first call, a first call after a
-   compaction, or a fall the cache vouched for, never from a model switch (whose messages may be stale).
+   `inherited`, not overhead. The smallest estimate comes from a first call or a first call after a
+   compaction (few messages, all just recorded), never from a model switch (whose messages may be stale) or
+   a fall at step c.
 """
 
 from __future__ import annotations

@@ -225,8 +225,7 @@ class Ledger:
 
     def _remove(self, state: fit.Thread, entry: list) -> None:
         state.take_out(entry)
-        if self.detail and entry[_LABEL] is not None:
-            self.carried.append([entry[_LABEL], entry[_CATEGORY], entry[_TOKENS], entry[_ADDED_AT], self.calls])
+        self._removed(entry)
 
     def mark(self, kind: str, value: object = None) -> None:
         """An event (compaction, trim, a person's prompt) before the call numbered `at`; the watch always
