@@ -134,7 +134,7 @@ def advice_text(pooled: dict, width: int | None) -> str:
               for line in pooled["cost_nothing"] if line["sessions_measured"] and _unknown_count(line)]
     unmeasured = [line["habit"] for line in pooled["cost_nothing"] if not line["sessions_measured"]]
     if partly or unmeasured:
-        out += wrap("Unknown (not 0): " + "; ".join(partly + [f"{habit} (no session's records can show it)"
+        out += ([] if nothing else [""]) + wrap("Unknown (not 0): " + "; ".join(partly + [f"{habit} (no session's records can show it)"
                                                               for habit in unmeasured]) + ".", width, "   ")
     return printable_lines("\n".join(out)) + "\n"
 
