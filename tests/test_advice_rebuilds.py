@@ -9,7 +9,8 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from agent_fixtures import _lines, codex_line, codex_token_count, codex_usage
+from agent_fixtures import codex_line, codex_token_count, codex_usage
+from conftest import CORPUS, needs_corpus
 from test_cli import run  # tests/ is on sys.path
 
 from xshare.commands.advice import advice_text
@@ -113,7 +114,9 @@ def _codex(home, session_id: str, steps: list[tuple[int, int, int]]) -> None:
         rows += [codex_line("response_item", {"type": "message", "role": "assistant", "content": [
                      {"type": "output_text", "text": f"step at {second}"}]}, second - 1),
                  codex_token_count(total, last, second)]
-    _lines(home / "sessions/2026/03/02" / f"rollout-2026-03-02T10-00-00-{session_id}.jsonl", rows)
+    path = home / "sessions/2026/03/02" / f"rollout-2026-03-02T10-00-00-{session_id}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
 
 
 def test_codex_rebuilds_are_measured_from_the_drop_in_cached_tokens(capsys, monkeypatch, tmp_path):
@@ -135,3 +138,25 @@ def test_codex_rebuilds_are_measured_from_the_drop_in_cached_tokens(capsys, monk
     nothing = text.split("Cost nothing in the window")[-1].split("\n")[0]
     assert "idle" not in nothing and "turn boundary" not in nothing  # measured, or unknown: never a zero
     assert "turn boundary (unknown for 1 session(s), nothing where measured)" in text
+
+
+@needs_corpus
+def test_on_the_corpus_codex_and_gemini_rebuilds_are_measured_never_zero(capsys, monkeypatch, tmp_path):
+    """Issue 30's figures: in the Codex sample 24 calls after a gap over 5 minutes lost 1,024 or more cached
+    tokens; Gemini sessions that switched models rebuilt; every rebuild is counted once."""
+    monkeypatch.setenv("XSHARE_HOME", str(tmp_path / "home"))
+    lines = {}
+    for agent, flag in (("codex", "--codex-home"), ("gemini", "--gemini-home")):
+        argv = ["advice", "--all", "--json", "--estimate"]
+        for home in sorted((CORPUS / agent).iterdir()):
+            argv += [flag, str(home)]
+        code, out, err = run(capsys, *argv)
+        assert code == 0 and "Traceback" not in err
+        pooled = json.loads(out)
+        lines[agent] = {line["habit"]: line for line in pooled["habits"] + pooled["cost_nothing"]}
+        counted = sum(lines[agent][name]["events"] for name in ("turn boundary", "idle", "long break", "model switch"))
+        by_cause = pooled["rebuilds"]["by_cause"]
+        assert counted + by_cause.get("compaction", 0) + by_cause.get("other", 0) == pooled["rebuilds"]["total"]
+    assert lines["codex"]["idle"]["events"] + lines["codex"]["long break"]["events"] == 24
+    assert lines["codex"]["turn boundary"]["sessions_unknown"] == {NO_PROMPTS: {"codex": 36}}
+    assert lines["gemini"]["model switch"]["events"] > 0 and lines["gemini"]["model switch"]["cost_weight"] > 0
