@@ -125,18 +125,22 @@ def advice_text(pooled: dict, width: int | None) -> str:
         rows = [(entry["tool"], f"{entry['tokens']:,}", f"{entry['calls_carried']:,}",
                  f"{entry['carried_tokens']:,}", entry["session"]) for entry in pooled["costliest_results"]]
         out += table(("tool", "tokens", "calls carried", "tokens carried", "session"), rows, width)
-    # a habit some sessions cannot show is not said to cost nothing: it is unknown there
-    nothing = [line["habit"] for line in pooled["cost_nothing"]
-               if line["sessions_measured"] and not _unknown_count(line)]
-    if nothing:
-        out += [""] + wrap("Cost nothing in the window: " + ", ".join(nothing) + ".", width, "   ")
-    partly = [f"{line['habit']} (unknown for {_unknown_count(line):,} session(s), nothing where measured)"
-              for line in pooled["cost_nothing"] if line["sessions_measured"] and _unknown_count(line)]
-    unmeasured = [line["habit"] for line in pooled["cost_nothing"] if not line["sessions_measured"]]
-    if partly or unmeasured:
-        out += ([] if nothing else [""]) + wrap("Unknown (not 0): " + "; ".join(partly + [f"{habit} (no session's records can show it)"
-                                                              for habit in unmeasured]) + ".", width, "   ")
+    out += _nothing_and_unknown(pooled["cost_nothing"], width)
     return printable_lines("\n".join(out)) + "\n"
+
+
+def _nothing_and_unknown(lines: list[dict], width: int | None) -> list[str]:
+    """The habits that cost nothing, and those that cost nothing where measured but are unknown elsewhere or
+    everywhere: a habit some sessions cannot show is not said to cost nothing."""
+    nothing = [line["habit"] for line in lines if line["sessions_measured"] and not _unknown_count(line)]
+    unknown = [f"{line['habit']} (unknown for {_unknown_count(line):,} session(s), nothing where measured)"
+               for line in lines if line["sessions_measured"] and _unknown_count(line)]
+    unknown += [f"{line['habit']} (no session's records can show it)" for line in lines
+                if not line["sessions_measured"]]
+    out = [""] + wrap("Cost nothing in the window: " + ", ".join(nothing) + ".", width, "   ") if nothing else []
+    if unknown:
+        out += ([] if nothing else [""]) + wrap("Unknown (not 0): " + "; ".join(unknown) + ".", width, "   ")
+    return out
 
 
 def _rebuilds_text(rebuilds: dict) -> str:

@@ -23,7 +23,7 @@ from xshare.html.analysis import (
     rebuild_usage,
     rebuild_weight,
 )
-from xshare.measure.economics import TTL_1H_S, WEIGHTS, weighted
+from xshare.measure.economics import MIN_REBUILD, MIN_REBUILD_SHARE, TTL_1H_S, WEIGHTS, weighted
 
 TOP_KEPT = 5  # a session's costliest exploration results kept in its summary (the pooled list shows as many)
 SUBAGENT_SOURCE = "subagent"
@@ -35,8 +35,9 @@ CAUSE_RULE = ("each rebuild is counted once, under the first cause that applies:
               "call of its own thread (a subagent's rebuild is its own); a model switch; a gap over an hour (a long "
               "break) or over 5 minutes (idle: even on the 1-hour cache, a rebuild after such a gap shows its entries "
               "had expired); a prompt sent (turn boundary); else no cause the records show. Where an agent records "
-              "no cache write, a rebuild is a call whose cache read fell at least 1,024 tokens (and 5%) below the "
-              "previous call's whole prompt, which the provider had cached: the fall is re-sent as fresh input")
+              f"no cache write, a rebuild is a call whose cache read fell at least {MIN_REBUILD:,} tokens (and "
+              f"{MIN_REBUILD_SHARE:.0%}) below the previous call's whole prompt, which the provider had cached: the "
+              "fall is re-sent as fresh input")
 
 # each habit: what its events are, what it is, the change, and the assumption its saving rests on
 HABITS = {
