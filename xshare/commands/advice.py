@@ -1,6 +1,9 @@
 """`xshare advice`: over the window, one line per habit of the cache-rebuild essay with what it cost by weight,
 its share of the weighted bill, and what the change would have saved, on the assumption the line states.
 
+Each cache rebuild counts once, in the line of its likely cause (html/habits.py CAUSE_RULE, printed in the notes:
+a compaction of its own thread, a model switch, a gap over an hour or over 5 minutes, a prompt, else none).
+
 The figures need each session's calls, which the report's rows do not keep: html/habit_store.py reads the
 window's sessions again in detail (a summary of each cached). Stdout carries aggregates and tool names only;
 the costliest results name the session they are in (a short id, as `xshare sessions` shows), never a path.
