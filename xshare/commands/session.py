@@ -111,12 +111,18 @@ def cmd_html(args: argparse.Namespace) -> int:
     """One session's HTML summary (or --index: every session's), written to a file whose path is printed."""
     from xshare.html.command import cli_html
 
-    return cli_html(html_options(args), say)
+    try:  # a --prices file xshare cannot use is refused before anything is read, as the report does
+        options = html_options(args)
+    except ValueError as error:
+        say(str(error))
+        return 2
+    return cli_html(options, say)
 
 
 def html_options(args: argparse.Namespace):
-    """`xshare html`'s options as the html package takes them."""
+    """`xshare html`'s options as the html package takes them (the price table, PriceError for a bad
+    --prices file)."""
     from xshare.html.command import HtmlOptions
 
     return HtmlOptions(looking(args), args.session, args.output, args.index, args.open, getattr(args, "demo", False),
-                       args.estimate, args.vocab)
+                       args.estimate, args.vocab, price_table(args))
