@@ -11,6 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+from conftest import needs_corpus
 from test_cli import run  # tests/ is on sys.path
 
 from xshare.demo import write_demo_corpus
@@ -132,3 +133,21 @@ def test_report_by_week_prices_each_period_from_row_cost(capsys, demo_root, tmp_
     code, out, _ = run(capsys, "report", "--all", "--estimate", "--claude-root", str(demo_root), "--by", "week",
                        "--no-dollars")
     assert code == 0 and "Dollars" not in out[out.index("By week"):] and "$" not in out
+
+
+@needs_corpus
+def test_the_corpus_sessions_dollars_add_up_to_the_reports(capsys, monkeypatch):
+    """Every agent of ../shared/corpus: `sessions`'s dollars (every session, subagents too) sum to the report's
+    total, its unknowns are the report's unpriced sessions, and --sort cost lists the costliest first."""
+    from test_views_agree import corpus_flags
+
+    flags = ["--all", "--estimate", *corpus_flags()]
+    code, out, _ = run(capsys, "report", *flags, "--json")
+    report = json.loads(out)["dollars"]
+    code_listed, out, _ = run(capsys, "sessions", *flags, "--json", "--limit", "0", "--subagents", "--sort", "cost")
+    costs = [entry["cost"]["dollars"] for entry in json.loads(out)["sessions"]]
+    assert code == code_listed == 0 and len(costs) > 300
+    assert sum(cost for cost in costs if cost is not None) == pytest.approx(report["dollars"], abs=0.01)
+    assert costs.count(None) == report["sessions_unpriced"] + report["sessions_without_usage"]
+    priced = [cost for cost in costs if cost is not None]
+    assert priced == sorted(priced, reverse=True) and costs[-1] is None and costs.index(None) == len(priced)
