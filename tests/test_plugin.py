@@ -64,6 +64,20 @@ def test_the_slash_command_frontmatter():
     assert command.startswith(allowed)  # pre-approved, or the dynamic context would abort
 
 
+def test_the_slash_prompt_says_the_dollar_lines_are_xshares_list_prices(capsys):
+    """Issue 30: the prompt said "Do not guess at money: these are tokens" above an output with dollar lines.
+    It names the lines the output has, says they are list prices xshare computed, and that the model must
+    not compute its own."""
+    from xshare.cli import main
+
+    prompt = " ".join((REPO / "commands" / "exploration-share.md").read_text().split("---", 2)[2].split())
+    assert main(["slash", "--", "--demo", "--estimate"]) == 0
+    dollar_line = next(line for line in capsys.readouterr().out.splitlines() if "$" in line)
+    assert dollar_line.startswith('In dollars (list prices of') and '("In dollars (list prices of ...)")' in prompt
+    assert "these are tokens" not in prompt and "list prices xshare computed" in prompt
+    assert "never compute a dollar figure of your own" in prompt
+
+
 def plugin_env(home: Path, **extra: str) -> dict:
     env = {"HOME": str(home), "PATH": os.environ.get("PATH", ""), "XSHARE_HOME": str(home / "xshare"),
            "LANG": "C.UTF-8", "XSHARE_WORKER": "0", "XSHARE_NO_BACKGROUND": "1", **extra}  # nothing outlives a test

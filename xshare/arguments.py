@@ -62,6 +62,15 @@ def add_measure_options(parser: argparse.ArgumentParser) -> None:
                         help="read every transcript and count every text again (no cache, no count store)")
 
 
+def add_price_options(parser: argparse.ArgumentParser, instead: str = "tokens only") -> None:
+    """--prices and --no-dollars, as every command that shows dollars takes them."""
+    parser.add_argument("--prices", metavar="FILE",
+                        help="a price table (prices.json's shape: dollars per million tokens by model) laid over "
+                             "the one xshare ships")
+    parser.add_argument("--no-dollars", action="store_true",
+                        help=f"{instead}, no dollars (for a subscription; or set XSHARE_DOLLARS=off)")
+
+
 MAX_DAYS = 36_525  # a century: any longer window is --all, and dates before year 1 do not exist
 
 
@@ -172,11 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="leave out remembered sessions whose transcript is gone")
     report.add_argument("--from-rows", nargs="+", metavar="FILE",
                         help="a team's rollup: rows files from `collect --rows` on many machines, no transcripts")
-    report.add_argument("--prices", metavar="FILE",
-                        help="a price table (prices.json's shape: dollars per million tokens by model) laid over "
-                             "the one xshare ships")
-    report.add_argument("--no-dollars", action="store_true",
-                        help="tokens only, no dollars (for a subscription; or set XSHARE_DOLLARS=off)")
+    add_price_options(report)
     report.add_argument("--by", choices=("week", "month"),
                         help="also the groups per week or month (of start times, in UTC)")
 
@@ -223,6 +228,10 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--subagents", action="store_true", help="list subagents' sessions too")
     listing.add_argument("--json", action="store_true", help="the list as JSON, with full ids")
     listing.add_argument("--demo", action="store_true", help="list the sample corpus that ships with xshare")
+    listing.add_argument("--sort", choices=("started", "cost"), default="started",
+                         help="newest first (started, the default) or costliest first at list price (cost; "
+                              "sessions with no price last)")
+    add_price_options(listing)
 
     advice = _command(
         commands, "advice", "what each habit (chattiness, idling, big reads, compactions) cost you, and would save",
@@ -237,10 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_window_options(advice)
     advice.add_argument("--json", action="store_true", help="every figure and its assumption as JSON")
     advice.add_argument("--demo", action="store_true", help="run on the sample corpus that ships with xshare")
-    advice.add_argument("--prices", metavar="FILE",
-                        help="a price table (prices.json's shape) laid over the one xshare ships")
-    advice.add_argument("--no-dollars", action="store_true",
-                        help="weights only, no dollars (for a subscription; or set XSHARE_DOLLARS=off)")
+    add_price_options(advice, "weights only")
 
     session = _command(
         commands, "session", "one session's figures, by its id or its transcript's path",
@@ -251,6 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     session.add_argument("session", metavar="PATH_OR_ID", help="a transcript path or a session id")
     add_measure_options(session)
     session.add_argument("--json", action="store_true", help="the row as JSON")
+    add_price_options(session)
 
     classify = _command(
         commands, "classify", "how xshare sorts a shell command or tool call (exploration, edit, shell, ...)",
@@ -301,4 +308,5 @@ def build_parser() -> argparse.ArgumentParser:
                       help="write html/index.html listing every session, and the pages it links to")
     page.add_argument("--demo", action="store_true", help="use the invented demo corpus that ships with xshare")
     add_measure_options(page)
+    add_price_options(page)
     return parser

@@ -75,7 +75,8 @@ def cmd_report(args: argparse.Namespace) -> int:
             say(f"could not write the rows file: {error.strerror or error}")
             return 1
     choice = measured.tokenizer
-    tally, summed = sum_rows(_priced(rows, dollars), args.by, [] if args.demo else _marks())
+    tally, summed = sum_rows(_priced(rows, dollars), args.by, [] if args.demo else _marks(),
+                             dollars.table if dollars is not None else None)
     report = Report(tally.groups(), window, choice.name, choice.note, measured.sources, deferred,
                     remembered=len(remembered), other_tokenizer=other, dollars=dollars)
     if args.json:

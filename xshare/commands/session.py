@@ -7,8 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from xshare.commands.common import looking, print_json, report_problems, say, tokenizer_choice
-from xshare.text import printable
+from xshare.commands.common import looking, price_table, print_json, report_problems, say, tokenizer_choice
+from xshare.text import printable, printable_lines
 
 
 def cmd_session(args: argparse.Namespace) -> int:
@@ -20,6 +20,11 @@ def cmd_session(args: argparse.Namespace) -> int:
     from xshare.sessions.registry import find, names
     from xshare.sources.adapter import Ambiguous
 
+    try:  # a --prices file xshare cannot use is refused before anything is read, as the report does
+        table = price_table(args)
+    except ValueError as error:
+        say(str(error))
+        return 2
     as_path = Path(args.session).expanduser().is_file() or args.session.endswith(".jsonl")
     row = None if as_path or args.claude_root else live_row(args.session, tokenizer_choice(args))
     if row is None:
@@ -42,6 +47,10 @@ def cmd_session(args: argparse.Namespace) -> int:
         from xshare.report.render import session_summary
 
         sys.stdout.write(session_summary(row))
+        if table is not None:
+            from xshare.report.session_dollars import session_line
+
+            print(printable_lines(session_line(row, table)))
     return 0
 
 
@@ -102,12 +111,18 @@ def cmd_html(args: argparse.Namespace) -> int:
     """One session's HTML summary (or --index: every session's), written to a file whose path is printed."""
     from xshare.html.command import cli_html
 
-    return cli_html(html_options(args), say)
+    try:  # a --prices file xshare cannot use is refused before anything is read, as the report does
+        options = html_options(args)
+    except ValueError as error:
+        say(str(error))
+        return 2
+    return cli_html(options, say)
 
 
 def html_options(args: argparse.Namespace):
-    """`xshare html`'s options as the html package takes them."""
+    """`xshare html`'s options as the html package takes them (the price table, PriceError for a bad
+    --prices file)."""
     from xshare.html.command import HtmlOptions
 
     return HtmlOptions(looking(args), args.session, args.output, args.index, args.open, getattr(args, "demo", False),
-                       args.estimate, args.vocab)
+                       args.estimate, args.vocab, price_table(args))

@@ -11,14 +11,17 @@ from pathlib import Path
 from xshare.html.analysis import Linked, from_ledger
 from xshare.html.session_page import render_session
 from xshare.html.write import page_path, shown_path, unique_page
+from xshare.measure.prices import PriceTable
 from xshare.sessions import counter as session_counter
 from xshare.sessions.registry import BY_AGENT, REGISTRY
 from xshare.sources.adapter import Found, Looking
 from xshare.state.store import atomic_write
 
 
-def write_found_page(found: Found, out: Path | None = None, index_href: str | None = None) -> Path:
-    """The page of a session found with its ledger, written to `out` (default: html/ in the state folder)."""
+def write_found_page(found: Found, out: Path | None = None, index_href: str | None = None,
+                     prices: PriceTable | None = None) -> Path:
+    """The page of a session found with its ledger, written to `out` (default: html/ in the state folder),
+    with its dollars at `prices`."""
     adapter = BY_AGENT[found.agent]
     current = session_counter.current()
     note = current.choice.note if current else ""
@@ -26,11 +29,12 @@ def write_found_page(found: Found, out: Path | None = None, index_href: str | No
                        tokenizer_note=note, problems=dict(found.problems), turn_markers=adapter.turn_markers)
     data.index_href = index_href
     target = out or page_path(found.row["id"])
-    atomic_write(target, render_session(data).encode("utf-8"))
+    atomic_write(target, render_session(data, prices=prices).encode("utf-8"))
     return target
 
 
-def ledger_pages(looking: Looking, folder: Path, problems: Counter, taken: set[str] | None = None) -> list[Linked]:
+def ledger_pages(looking: Looking, folder: Path, problems: Counter, taken: set[str] | None = None,
+                 prices: PriceTable | None = None) -> list[Linked]:
     """Every session of the agents read into a ledger (all but those with transcripts of their own, whose
     pages html/write.py writes), each page written into `folder` under a name not `taken` (a name it takes
     is added); the index's entries."""
@@ -46,6 +50,7 @@ def ledger_pages(looking: Looking, folder: Path, problems: Counter, taken: set[s
             problems.update(found)
             for row in rows:
                 page = unique_page(folder, row["id"], taken)
-                write_found_page(Found(adapter.agent, row, found, path, ledgers.get(row["id"])), page, "index.html")
+                write_found_page(Found(adapter.agent, row, found, path, ledgers.get(row["id"])), page, "index.html",
+                                 prices)
                 entries.append(Linked(row, page.name))
     return entries

@@ -34,7 +34,7 @@ def cache_sections(data: SessionData, rebuilds: list, cards: list, skipped: int)
     volume = sum(usage.get(k, 0) for k in WEIGHTS)
     weight = sum(usage.get(k, 0) * w for k, w in WEIGHTS.items())
     out.append("<p>The provider reports four kinds of token; they are not remotely equal in weight. Weights are "
-               "multiples of fresh input (the usual list-price ratios; token counts only, no prices). Change them "
+               "multiples of fresh input (the usual list-price ratios: weighted tokens, not dollars). Change them "
                "and every weighted figure on this page follows.</p>\n" + _weights_form())
     lines = "".join(
         f'<tr data-kind="{k}" data-tokens="{usage.get(k, 0)}"><td>{KINDS[k]}</td>'

@@ -5,8 +5,10 @@ week linking to the list of its sessions below the chart."""
 from __future__ import annotations
 
 from xshare.html.cells import esc
+from xshare.measure.prices import PriceTable, row_cost
 from xshare.report.periods import period_of, split_by_period
 from xshare.report.render import READINGS, parse_time, summarize
+from xshare.report.session_dollars import PeriodDollars
 
 # drawn at 1:1 up to _WIDTH (svg.trend in template.html), so the labels read at the page's small size;
 # _TOP leaves a strip above the plot for the marks' labels, _RIGHT room for the last period's name
@@ -104,8 +106,10 @@ def _labels(periods: list[str], counts: list[int]) -> str:
     return "".join(out)
 
 
-def chart_html(rows: list[dict], marks: list[dict], page_of: dict[str, str], by: str = "week") -> str:
-    """The chart and, under it, each period's sessions linked to their pages (`page_of`: id -> file)."""
+def chart_html(rows: list[dict], marks: list[dict], page_of: dict[str, str], by: str = "week",
+               prices: PriceTable | None = None) -> str:
+    """The chart and, under it, each period's sessions linked to their pages (`page_of`: id -> file), with
+    what they cost at list price when `prices` is given."""
     figures = _figures(rows, by)
     if not figures:
         return ""
@@ -125,14 +129,23 @@ def chart_html(rows: list[dict], marks: list[dict], page_of: dict[str, str], by:
                        f"{esc(words)}" for _, colour, words in _SERIES)  # no style attribute: the CSP
     parts.append(f'<p class="sub">{legend}; dashed grey: the reading\'s 10% and 30% lines, and 100%; dashed '
                  f"purple: your marks. n: interactive sessions in the {by} (fewer than 10 is an anecdote). "
-                 "Each period links to its sessions below.</p>")
-    parts += [_period_list(period, members, page_of) for period, _, members in figures]
+                 "Each period links to its sessions below" + (f", with what they cost at {esc(prices.describe())} ("
+                                                                "+: sessions with no price left out)" if prices else "")
+                 + ".</p>")
+    parts += [_period_list(period, members, page_of, prices) for period, _, members in figures]
     parts.append("</section>\n")
     return "".join(parts)
 
 
-def _period_list(period: str, members: list[dict], page_of: dict[str, str]) -> str:
+def _period_list(period: str, members: list[dict], page_of: dict[str, str], prices: PriceTable | None) -> str:
     links = ", ".join(f'<a href="{esc(page_of[row["id"]])}">{esc(row["id"][:8])}</a>'
                       for row in members if row["id"] in page_of) or "none with a page"
+    cost = ""
+    if prices is not None:
+        summed = PeriodDollars()
+        for row in members:
+            summed.add(row_cost(row, prices))
+        cost = (f', <span class="cost">{esc(summed.cell())}</span> at list price' if summed.priced
+                else ', <span class="cost">dollars unknown</span> (no list price)' if summed.unknown else "")
     return (f'<details id="period-{esc(period)}"><summary>{esc(period)}: {len(members):,} interactive '
-            f"session(s)</summary><p>{links}</p></details>")
+            f"session(s){cost}</summary><p>{links}</p></details>")

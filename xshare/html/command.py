@@ -21,6 +21,7 @@ from xshare.html.write import (
     write_session_page,
 )
 from xshare.measure import tokens as tokenizers
+from xshare.measure.prices import PriceTable
 from xshare.report.outputs import refusal
 from xshare.sessions.registry import find, names
 from xshare.sources.adapter import Ambiguous, Looking
@@ -41,6 +42,7 @@ class HtmlOptions:
     demo: bool = False
     estimate: bool = False  # for the demo's own tokenizer choice
     vocab: str | None = None
+    prices: PriceTable | None = None  # the pages' dollars at list price; None: dollars turned off
 
     @property
     def claude_roots(self) -> list[str] | None:
@@ -65,9 +67,9 @@ def _found_html(args: HtmlOptions, looking: Looking, out: Path | None, origin: C
     try:
         if found.transcript is not None:  # measured with its subagents' files, their pages beside it
             path = write_session_page(found.transcript, looking.choice, out, args.claude_roots, origin=origin,
-                                      problems=problems)
+                                      problems=problems, prices=args.prices)
         else:
-            path = write_found_page(found, out)
+            path = write_found_page(found, out, prices=args.prices)
     except OSError as error:
         say(f"could not write the page: {error.strerror or error}")
         return 1
@@ -148,8 +150,10 @@ def _cli_html(args: HtmlOptions, looking: Looking, say: Callable[[str], None], p
         try:
             # the habits' detailed reads repeat the pages' (their problems were counted there)
             path, written = write_index(choice, out, args.claude_roots, looking.use_cache, origin, problems,
-                                        others=lambda folder, taken: ledger_pages(looking, folder, problems, taken),
-                                        habits=lambda measured: habit_summaries(looking, None, measured, Counter()))
+                                        others=lambda folder, taken: ledger_pages(looking, folder, problems, taken,
+                                                                                  args.prices),
+                                        habits=lambda measured: habit_summaries(looking, None, measured, Counter()),
+                                        prices=args.prices)
         except OSError as error:
             say(f"could not write the index: {error.strerror or error}")
             return 1
@@ -171,7 +175,7 @@ def _cli_html(args: HtmlOptions, looking: Looking, say: Callable[[str], None], p
         subs = subagent_files(file, all_files)  # their pages go beside it, linked from it: said, not quiet
         try:
             path = write_session_page(file, choice, out, args.claude_roots, origin=origin, problems=problems,
-                                      all_files=all_files, subs=subs)
+                                      all_files=all_files, subs=subs, prices=args.prices)
         except OSError as error:
             say(f"could not write the page: {error.strerror or error}")
             return 1

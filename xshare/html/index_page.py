@@ -13,8 +13,10 @@ from xshare.html.analysis import (
 from xshare.html.cells import AGENTS, duration, esc, head, num, when
 from xshare.html.habits import costliest_habit, pool
 from xshare.measure.ids import short_ids
+from xshare.measure.prices import PriceTable, row_cost
 from xshare.measure.row import count_kinds, kinds_text
 from xshare.measure.tokens import TokenizerChoice
+from xshare.report.session_dollars import cost_cell
 from xshare.text import pct
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -76,10 +78,12 @@ def _agent_name(row_id: str) -> str:
 
 
 def sessions_table(entries: list[Linked], first: str, nested: bool,
-                   costliest: dict[str, tuple[str, float] | None] | None = None) -> str:
+                   costliest: dict[str, tuple[str, float] | None] | None = None,
+                   prices: PriceTable | None = None) -> str:
     """A table of sessions (the index; a page's subagents), each linked to its page. `nested`: a session's
     subagents and continuations follow it, indented; otherwise every row is a subagent, named by its agent
-    file. `costliest`: each session's costliest habit (the index's last column)."""
+    file. `costliest`: each session's costliest habit (the index's last column); `prices`: each session's
+    dollars at list price (`unknown`, never $0.00, where it has no price)."""
     ids = [entry.row["id"] for entry in entries]
     # sessions among sessions, as `sessions` shortens them; agent files among the table's agent files
     short, agent_short = short_ids(ids), short_ids(_agent_name(row_id) for row_id in ids if "/" in row_id)
@@ -98,17 +102,19 @@ def sessions_table(entries: list[Linked], first: str, nested: bool,
                 f'<td class="n hide-s">{row["api_calls"]:,}</td><td class="n">{num(row["prompt_tokens_billed"])}</td>'
                 f'<td class="n">{pct(row["exploration_share_of_context"])}</td>'
                 f'<td class="n hide-s">{pct(row["exploration_share_of_prompt"])}</td>'
+                + (f'<td class="n">{esc(cost_cell(row_cost(row, prices)))}</td>' if prices is not None else "")
                 + (f'<td class="hide-s">{_habit_cell(costliest.get(row["id"]), entry.href, row["id"] in costliest)}'
                    "</td>" if costliest is not None else "")
                 + "</tr>")
 
     habit_head = '<th class="hide-s">Costliest habit</th>' if costliest is not None else ""
+    dollars_head = '<th class="n" title="at list price">$</th>' if prices is not None else ""
     lines = [line(entry, under) for entry, under in _in_order(entries, nested)]
     return (f'<div class="scroll"><table class="sessions"><thead><tr><th>{first}</th><th>Agent \u00b7 source</th>'
             '<th class="hide-s">Model</th><th class="hide-s">Started</th><th class="hide-s">Duration</th><th class="n '
             'hide-s">API calls</th><th class="n">Prompt billed</th><th class="n">Exploration of context</th><th '
-            f'class="n hide-s">of billed prompt</th>{habit_head}</tr></thead><tbody>{"".join(lines)}</tbody></table>'
-            '</div>\n')
+            f'class="n hide-s">of billed prompt</th>{dollars_head}{habit_head}</tr></thead><tbody>{"".join(lines)}'
+            '</tbody></table></div>\n')
 
 
 def _costliest(summaries: list[dict]) -> dict[str, tuple[str, float] | None]:
@@ -149,18 +155,19 @@ def habits_table(summaries: list[dict]) -> str:
 
 
 def render_index(entries: list[Linked], tokenizer: TokenizerChoice, chart: str = "",
-                 habits: list[dict] | None = None) -> str:
+                 habits: list[dict] | None = None, prices: PriceTable | None = None) -> str:
     """Every session with its share, size and date, each linked to its page, counted by kind; the sessions
     a session ran or that continue it under it; with `habits` (the sessions' habits summaries), the habits
-    table and each session's costliest habit."""
+    table and each session's costliest habit; with `prices`, each session's dollars and the table's date."""
     note = f" ({esc(tokenizer.note)})" if tokenizer.note else ""
+    dollars = f" $: xshare's {esc(prices.describe())}." if prices is not None else ""
     sessions = f"{len(entries):,} session{'s' if len(entries) != 1 else ''}"
     return "".join([
         head("xshare \u00b7 sessions"), "<body>\n<main>\n<h1>Sessions: where the prompt tokens went</h1>\n",
         f'<p class="sub">{sessions} ({esc(kinds_text(count_kinds(entry.row for entry in entries)))}), newest first; '
         "a session's subagents and continuations under it. "
-        f"Tokenizer: {esc(tokenizer.name)}{note}.</p>\n", chart, habits_table(habits) if habits else "",
-        sessions_table(entries, "Session", True, _costliest(habits) if habits is not None else None),
+        f"Tokenizer: {esc(tokenizer.name)}{note}.{dollars}</p>\n", chart, habits_table(habits) if habits else "",
+        sessions_table(entries, "Session", True, _costliest(habits) if habits is not None else None, prices),
         f"<footer><p>Made by xshare {esc(__version__)}. Each page is one file; nothing is loaded from anywhere."
         "</p></footer>\n</main>\n</body>\n</html>\n",
     ])

@@ -36,18 +36,21 @@ from xshare.html.cells import (
 )
 from xshare.html.index_page import sessions_table
 from xshare.measure.ledger import CATEGORIES
+from xshare.measure.prices import PriceTable, row_cost
+from xshare.report.dollars import money
 from xshare.report.render import READINGS
+from xshare.report.session_dollars import exploration_dollars
 from xshare.text import pct
 
 
-def render_session(data: SessionData, stamp: str = "") -> str:
-    """The whole page for one session."""
+def render_session(data: SessionData, stamp: str = "", prices: PriceTable | None = None) -> str:
+    """The whole page for one session; with `prices`, its dollars at list price in the header."""
     row = data.row
     rebuilds = find_rebuilds(data)
     cards, skipped = find_compactions(data)
-    parts = [head(f"xshare \u00b7 {row['id']}", stamp), "<body>\n<main>\n", _header(data),
+    parts = [head(f"xshare \u00b7 {row['id']}", stamp), "<body>\n<main>\n", _header(data, prices),
              _composition(data, rebuilds), _exploration(data), cache_sections(data, rebuilds, cards, skipped),
-             _subagents(data), _footer(data), "</main>\n"]
+             _subagents(data, prices), _footer(data), "</main>\n"]
     if row["api_calls"] and row["usage"] and any(row["usage"].values()):
         parts.append(f"<script>{SCRIPT}</script>\n")
     parts.append("</body>\n</html>\n")
@@ -63,7 +66,23 @@ def _band(value: float | None) -> str:
     return f'<ul class="band">{"".join(items)}</ul>'
 
 
-def _header(data: SessionData) -> str:
+def _dollars(row: dict, prices: PriceTable) -> tuple[tuple[str, str, str], tuple[str, str]]:
+    """The header's tile and fact on dollars (html/index_page.py's column says the same): the whole, the
+    prompt and exploration's part at list price, with the table that priced them; unknown and why, never $0."""
+    priced = row_cost(row, prices)
+    table = f"xshare's {esc(prices.describe())}"
+    if priced.dollars is None:
+        return (("", datum("row-dollars", None, "unknown"), "dollars at list price"),
+                ("Dollars", f"unknown: {esc(priced.reason or 'not priced')} ({table})"))
+    explored = exploration_dollars(row, priced)
+    left_out = (f"; {priced.unpriced_calls:,} call(s) not priced: {esc(priced.reason or 'no list price')}"
+                if priced.unpriced_calls else "")
+    return (("", datum("row-dollars", priced.dollars, esc(money(priced.dollars))), "dollars at list price"),
+            ("Dollars", f"{esc(money(priced.dollars))} at {table}: the prompt {esc(money(priced.prompt_dollars))}, "
+                        f"exploration {esc(money(explored)) if explored is not None else 'unknown'}{left_out}"))
+
+
+def _header(data: SessionData, prices: PriceTable | None = None) -> str:
     row = data.row
     crumbs = []
     if data.index_href:
@@ -109,6 +128,10 @@ def _header(data: SessionData) -> str:
          "context tokens (modelled)"),
         ("", esc(duration(row["started_at"], row["last_activity"])), "duration"),
     ]
+    if prices is not None:
+        tile, fact = _dollars(row, prices)
+        tiles.insert(2, tile)
+        facts.insert(2, fact)
     dot = " \u00b7 "
     return "".join([
         f'<p class="crumbs">{dot.join(crumbs)}</p>\n' if crumbs else "",
@@ -307,14 +330,14 @@ def _exploration(data: SessionData) -> str:
     return "".join(out)
 
 
-def _subagents(data: SessionData) -> str:
+def _subagents(data: SessionData, prices: PriceTable | None) -> str:
     if not data.subagents:
         return ('<section id="subagents"><h2>Subagents</h2>\n<p>No subagent transcript belongs to this session.</p>'
                 "</section>\n")
     return ('<section id="subagents"><h2>Subagents</h2>\n<p>Each subagent starts with its own, empty context and is '
             "billed in its own file, so its tokens are not in this page\u2019s totals. Internal agents are Claude "
             "Code\u2019s own helpers (compaction, side questions) replaying this session\u2019s context.</p>"
-            f"{sessions_table(data.subagents, 'Subagent', nested=False)}</section>\n")
+            f"{sessions_table(data.subagents, 'Subagent', nested=False, prices=prices)}</section>\n")
 
 
 def _footer(data: SessionData) -> str:

@@ -9,9 +9,11 @@ by html/session_page.py; this module sits above both.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections import Counter
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from xshare import METHOD_VERSION
@@ -25,6 +27,7 @@ from xshare.html.index_page import render_index
 from xshare.html.session_page import render_session
 from xshare.measure import tokens as tokenizers
 from xshare.measure.ids import path_key
+from xshare.measure.prices import PriceTable
 from xshare.measure.timestamps import stamp
 from xshare.report.periods import read_marks
 from xshare.sessions import counter as session_counter
@@ -36,7 +39,7 @@ from xshare.state.paths import home as user_home
 from xshare.state.paths import html_file
 from xshare.state.store import atomic_write
 
-PAGE_VERSION = 1  # bump when the page's content changes, so --index regenerates every page
+PAGE_VERSION = 2  # bump when the page's content changes, so --index regenerates every page
 
 
 # --- measuring a Claude Code transcript --------------------------------------------------------------
@@ -95,9 +98,11 @@ def unique_page(folder: Path, session_id: str, taken: set[str]) -> Path:
     return folder / name
 
 
-def _stamp(files: list[TranscriptFile], tokenizer: str) -> str:
-    """Changes whenever the page would: a transcript (or a subagent's) grew, or the method changed."""
-    parts = [f"{METHOD_VERSION}.{PAGE_VERSION}.{tokenizer}"]
+def _stamp(files: list[TranscriptFile], tokenizer: str, prices: PriceTable | None = None) -> str:
+    """Changes whenever the page would: a transcript (or a subagent's) grew, the method changed, or the
+    prices did (another table, a --prices file, dollars turned off)."""
+    priced = json.dumps([prices.date, prices.file_date, prices.models], sort_keys=True) if prices else "off"
+    parts = [f"{METHOD_VERSION}.{PAGE_VERSION}.{tokenizer}.{hashlib.sha1(priced.encode()).hexdigest()}"]
     for file in files:
         try:
             stat = file.path.stat()
@@ -174,13 +179,16 @@ def write_session_page(
     problems: Counter | None = None,
     subs: list[TranscriptFile] | None = None,
     copied: frozenset[str] | None = None,
+    prices: PriceTable | None = None,
 ) -> Path:
     """Measure one transcript in detail and write its page, and its subagents' pages beside it; what
     went wrong reading them is added to `problems`.
 
     The page goes to `out`, else to the state directory's html/ folder; links between pages are
     relative, so a folder of pages can be moved as a whole. `sub_rows` (the index's rows by id) means
-    the caller writes every page itself: subagents are listed from those rows, not measured again."""
+    the caller writes every page itself: subagents are listed from those rows, not measured again.
+    `prices`: the pages' dollars at list price (None: dollars turned off)."""
+    render = partial(render_session, prices=prices)
     target = out or page_path(file.session_id)
     folder = target.parent
     if all_files is None:
@@ -201,7 +209,7 @@ def write_session_page(
         found.update(sub_data.problems)
         sub_data.parent = Linked(data.row, target.name)
         sub_data.index_href = data.index_href
-        _write_page(sub_page, sub_data, [sub], render_session)
+        _write_page(sub_page, sub_data, [sub], render, prices)
         data.subagents.append(Linked(sub_data.row, sub_page.name))
     if file.parent_id:
         parent = next((f for f in all_files if f.session_id == file.parent_id), None)
@@ -209,14 +217,15 @@ def write_session_page(
         row = {"id": file.parent_id, "agent": claude.AGENT, "source": parent.source if parent else "interactive"}
         linked = parent is not None and (sub_rows is not None or parent_page.exists())
         data.parent = Linked(row, parent_page.name if linked else None)
-    _write_page(target, data, [file, *subs], render_session)
+    _write_page(target, data, [file, *subs], render, prices)
     if problems is not None:
         problems.update(found)
     return target
 
 
-def _write_page(path: Path, data: SessionData, files: list[TranscriptFile], render) -> None:
-    stamp = _stamp(files, data.row.get("tokenizer", ""))
+def _write_page(path: Path, data: SessionData, files: list[TranscriptFile], render,
+                prices: PriceTable | None) -> None:
+    stamp = _stamp(files, data.row.get("tokenizer", ""), prices)
     atomic_write(path, render(data, stamp=stamp).encode("utf-8"))
 
 
@@ -229,6 +238,7 @@ def write_index(
     problems: Counter | None = None,
     others: Callable[[Path, set[str]], list[Linked]] | None = None,
     habits: Callable[[Measured], list[dict]] | None = None,
+    prices: PriceTable | None = None,
 ) -> tuple[Path, int]:
     """The index of every Claude Code session (and with `others`, the entries of the other agents' sessions,
     their pages written into the index's folder under names not `taken`) (one that made no API call too:
@@ -237,7 +247,7 @@ def write_index(
     path and how many pages were written; what went wrong is added to `problems` (once per transcript: the
     pages re-read what the index measured). `habits`, given what the index measured (the calls other files
     bill, the files that copy a session), returns the sessions' habits summaries (html/habit_store.py) for
-    the habits table."""
+    the habits table. `prices`: every page's dollars at list price (None: dollars turned off)."""
     target = out or html_dir() / "index.html"
     folder = target.parent
     files = claude.discover(transcript_roots(claude_roots))
@@ -258,9 +268,9 @@ def write_index(
             continue  # it vanished or could not be read (counted as a problem), or it copies another file's session
         page = unique_page(folder, file.session_id, taken)
         subs = children.get(file.session_id, [])
-        if _page_stamp(page) != _stamp([file, *subs], measured.tokenizer.name):
+        if _page_stamp(page) != _stamp([file, *subs], measured.tokenizer.name, prices):
             write_session_page(file, choice, page, all_files=files, sub_rows=rows, origin=origin, subs=subs,
-                               copied=measured.copied.get(path_key(file.path), frozenset()))
+                               copied=measured.copied.get(path_key(file.path), frozenset()), prices=prices)
             written += 1
         entries.append(Linked(row, page.name))
     if others is not None:
@@ -269,12 +279,14 @@ def write_index(
         entries += more
     entries.sort(key=lambda entry: entry.row.get("last_activity") or "", reverse=True)
     summaries = habits(measured) if habits is not None else None
-    atomic_write(target, render_index(entries, measured.tokenizer, _chart(entries), summaries).encode("utf-8"))
+    page = render_index(entries, measured.tokenizer, _chart(entries, prices), summaries, prices)
+    atomic_write(target, page.encode("utf-8"))
     return target, written
 
 
-def _chart(entries: list[Linked]) -> str:
-    """The share over time, each week linked to its sessions (marks: `xshare mark`)."""
-    return chart_html([entry.row for entry in entries], read_marks(), {e.row["id"]: e.href for e in entries if e.href})
+def _chart(entries: list[Linked], prices: PriceTable | None) -> str:
+    """The share over time, each week linked to its sessions and priced (marks: `xshare mark`)."""
+    return chart_html([entry.row for entry in entries], read_marks(), {e.row["id"]: e.href for e in entries if e.href},
+                      prices=prices)
 
 

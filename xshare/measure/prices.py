@@ -157,6 +157,40 @@ def price_usage(model: str | None, usage: dict, table: PriceTable | None = None)
     return None if rates is None else cost(rates, usage)
 
 
+@dataclass(frozen=True)
+class RowCost:
+    """A session's dollars at list price: all of it, and its prompt side (fresh input, cache reads and
+    writes); None where some of its calls have no price, `reason` saying why in plain words."""
+
+    dollars: float | None
+    prompt_dollars: float | None
+    priced_calls: int
+    unpriced_calls: int
+    unpriced_models: tuple[str, ...]
+    reason: str | None
+
+
+NO_MODEL = "no model recorded"
+
+
+def row_cost(row: dict, table: PriceTable) -> RowCost:
+    """A session row's dollars: its summed usage at its model's rates. Unpriced, never $0, when the model
+    has no price or the agent recorded no usage; a session that made no call cost nothing."""
+    usage = row.get("usage") if isinstance(row.get("usage"), dict) else {}
+    recorded = any(_number(value) and value for value in usage.values())
+    calls = row.get("api_calls") if isinstance(row.get("api_calls"), int) else 0
+    if not row.get("usage_unknown") and not calls and not recorded:
+        return RowCost(0.0, 0.0, 0, 0, (), None)
+    if row.get("usage_unknown") or not recorded:
+        return RowCost(None, None, 0, calls, (), "no token usage recorded")
+    model = row.get("model") if isinstance(row.get("model"), str) and row["model"].strip() else None
+    rates = table.rates(model)
+    if rates is None:
+        why = f"no list price for {model}" if model else NO_MODEL
+        return RowCost(None, None, 0, calls, (model or NO_MODEL,), why)
+    return RowCost(cost(rates, usage), cost(rates, usage, PROMPT_KEYS), calls, 0, (), None)
+
+
 def dollars_enabled(turned_off: bool = False) -> bool:
     """Whether to show dollars: not when a flag turned them off or XSHARE_DOLLARS says off."""
     return not turned_off and os.environ.get(ENV_SWITCH, "").strip().lower() not in OFF_WORDS

@@ -15,11 +15,13 @@ from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
+from xshare.measure.prices import PriceTable, row_cost
 from xshare.measure.row import SessionRow
 from xshare.measure.timestamps import session_time, to_utc
-from xshare.report.render import ANECDOTE_BELOW, Tally, parse_time, reading
+from xshare.report.render import ANECDOTE_BELOW, Tally, group_key, parse_time, reading
+from xshare.report.session_dollars import PARTLY, PARTLY_NOTE, PeriodDollars
 from xshare.state.store import atomic_write, dumps, loads, read_json, read_regular, state_dir
-from xshare.text import pct, printable, table
+from xshare.text import pct, printable, table, wrap
 
 
 def period_of(moment: datetime, by: str) -> str:
@@ -42,11 +44,13 @@ def split_by_period(rows: list[dict], by: str) -> dict[str, list[dict]]:
 
 
 class OverTime:
-    """--by's periods and the marks' two sides, summed as rows come (never the rows themselves)."""
+    """--by's periods and the marks' two sides, summed as rows come (never the rows themselves); with a
+    price table, each period's groups' dollars too."""
 
-    def __init__(self, by: str | None, marks: list[dict]) -> None:
-        self.by, self.marks = by, marks
+    def __init__(self, by: str | None, marks: list[dict], prices: PriceTable | None = None) -> None:
+        self.by, self.marks, self.prices = by, marks, prices
         self.periods: dict[str, Tally] = {}
+        self.dollars: dict[tuple[str, str], PeriodDollars] = {}  # by period and group
         self.moments = [parse_time(mark["at"]) for mark in marks]
         self.sides = [(Tally(), Tally()) for _ in marks]  # interactive sessions before, and at or after
         self.undated = 0  # sessions with no plausible start: in no period, on neither side of a mark
@@ -62,6 +66,8 @@ class OverTime:
             if tally is None:
                 tally = self.periods[period] = Tally()
             tally.add(row)
+            if self.prices is not None:
+                self.dollars.setdefault((period, group_key(row)), PeriodDollars()).add(row_cost(row, self.prices))
         if row.get("source") == "interactive":
             for moment, (before, after) in zip(self.moments, self.sides, strict=True):
                 (before if started < moment else after).add(row)
@@ -70,17 +76,18 @@ class OverTime:
         return sorted(self.periods.items())
 
 
-def over_time(rows: Iterable[dict], by: str | None, marks: list[dict]) -> OverTime:
-    summed = OverTime(by, marks)
+def over_time(rows: Iterable[dict], by: str | None, marks: list[dict], prices: PriceTable | None = None) -> OverTime:
+    summed = OverTime(by, marks, prices)
     for row in rows:
         summed.add(row)
     return summed
 
 
-def sum_rows(rows: Iterable[SessionRow], by: str | None, marks: list[dict]) -> tuple[Tally, OverTime]:
-    """The report's groups, and --by's periods and the marks' sides, in one pass over the rows (each
-    decoded in turn when they are packed): sums and a share per session are kept, never the rows."""
-    tally, summed = Tally(), OverTime(by, marks)
+def sum_rows(rows: Iterable[SessionRow], by: str | None, marks: list[dict],
+             prices: PriceTable | None = None) -> tuple[Tally, OverTime]:
+    """The report's groups, and --by's periods (priced with `prices`) and the marks' sides, in one pass over
+    the rows (each decoded in turn when they are packed): sums and a share per session are kept, never the rows."""
+    tally, summed = Tally(), OverTime(by, marks, prices)
     for row in rows:
         tally.add(row)
         summed.add(row)
@@ -89,14 +96,23 @@ def sum_rows(rows: Iterable[SessionRow], by: str | None, marks: list[dict]) -> t
 
 def periods_json(rows: Iterable[dict] | OverTime, by: str) -> dict:
     summed = rows if isinstance(rows, OverTime) else over_time(rows, by, [])
-    return {"by": by, "periods": {period: {"sessions": tally.sessions, "groups": tally.groups()}
+    return {"by": by, "periods": {period: {"sessions": tally.sessions, "groups": _priced_groups(summed, period, tally)}
                                   for period, tally in summed.ordered()},
-            "undated_sessions": summed.undated}
+            "undated_sessions": summed.undated, "prices": summed.prices.to_json() if summed.prices else None}
 
 
-def _period_lines(period: str, groups: dict[str, dict]) -> list[tuple[str, ...]]:
+def _priced_groups(summed: OverTime, period: str, tally: Tally) -> dict[str, dict]:
+    """A period's groups, each with its dollars when the report is priced."""
+    groups = tally.groups()
+    if summed.prices is None:
+        return groups
+    return {key: {**group, "dollars": summed.dollars[period, key].to_json()} for key, group in groups.items()}
+
+
+def _period_lines(period: str, groups: dict[str, dict], summed: OverTime) -> list[tuple[str, ...]]:
     return [(f"{period}  {key.replace('/', ' / ', 1)}", f"{g['sessions']:,}", pct(g["exploration_share_of_context"]),
-             pct(g["median_session_share"]), pct(g["recorded_over_billed"])) for key, g in groups.items()]
+             pct(g["median_session_share"]), pct(g["recorded_over_billed"]),
+             *((summed.dollars[period, key].cell(),) if summed.prices else ())) for key, g in groups.items()]
 
 
 def periods_text(rows: Iterable[dict] | OverTime, by: str, width: int | None = None) -> str:
@@ -104,14 +120,23 @@ def periods_text(rows: Iterable[dict] | OverTime, by: str, width: int | None = N
     summed = rows if isinstance(rows, OverTime) else over_time(rows, by, [])
     lines = []
     for period, tally in summed.ordered():
-        lines += _period_lines(period, tally.groups())
+        lines += _period_lines(period, tally.groups(), summed)
     header = ("Period  agent / source", "Sessions", "Exploration of context", "Median session",
-              "Recorded / billed")
+              "Recorded / billed", *(("Dollars",) if summed.prices else ()))
     few = f"A period of fewer than {ANECDOTE_BELOW} sessions in a group is an anecdote, not a finding."
     undated = summed.undated
     without = [f"{undated:,} session{'s' if undated != 1 else ''} with no plausible start time: in no period."]
-    return "\n".join([f"By {by} (when sessions started, UTC):", "", *table(header, lines, width), "", few,
-                      *(without if undated else []), ""])
+    return "\n".join([f"By {by} (when sessions started, UTC):", "", *table(header, lines, width), "", *wrap(few, width),
+                      *(without if undated else []), *_dollars_words(summed, lines, width), ""])
+
+
+def _dollars_words(summed: OverTime, lines: list[tuple[str, ...]], width: int | None) -> list[str]:
+    """What the dollars column is priced with, and what a figure marked as partial leaves out."""
+    if summed.prices is None:
+        return []
+    partly = any(line[-1].endswith(PARTLY) for line in lines)
+    return wrap(f"Dollars: {summed.prices.describe()}; unknown where no session of the group was priced."
+                + (f" {PARTLY_NOTE}." if partly else ""), width, "  ")
 
 
 # --- marks ------------------------------------------------------------------------------------------
