@@ -133,8 +133,9 @@ def test_exploration_dollars_are_its_share_of_the_prompt_at_the_sessions_mix():
     assert figures["models_unpriced"] == {"MiniMax-M2.5-highspeed": 1, "no model recorded": 1}
     assert figures["sessions_without_usage"] == 1 and figures["sessions_without_calls"] == 1 and sums.sessions == 6
     text = "\n".join(sums.lines(None))
-    assert "$2.20 for 2 sessions" in text and "exploration $0.24 (25.0% of the $0.95" in text
-    assert "MiniMax-M2.5-highspeed: 1" in text and "no token usage recorded: 1 session" in text
+    assert "$2.20 for 2 sessions; the prompts cost $1.95, of which exploration $0.24 (25.0% of the prompts whose " \
+        "share is known)" in text and "1 session whose bill is short of their records ($1.00 of the prompts)" in text
+    assert "MiniMax-M2.5-highspeed: 3 calls" in text and "no token usage recorded: 1 session" in text
     assert max(len(line) for line in sums.lines(60)) <= 60
 
 
@@ -145,11 +146,12 @@ def test_no_priced_session_says_unknown_not_zero():
     assert sums.to_json()["exploration_share_of_prompt_dollars"] is None
 
 
-def test_a_session_of_several_models_is_priced_at_the_first_and_said_so():
+def test_a_remembered_row_of_several_models_without_their_split_is_not_priced_at_one_of_them():
     sums = DollarSums(shipped())
     sums.add(row("claude-sonnet-4", usage(input=1_000_000), models=["claude-sonnet-4", "claude-opus-4-1"]))
-    assert sums.to_json()["dollars"] == pytest.approx(3.0)
-    assert "1 session that used several models priced at the first" in " ".join(sums.lines(None))
+    figures = sums.to_json()
+    assert figures["sessions_priced"] == 0 and figures["sessions_unpriced_old_rows"] == 1 and sums.sessions == 1
+    assert "1 session that used several models" in " ".join(sums.lines(None))
 
 
 # --- the command -----------------------------------------------------------------------------------
