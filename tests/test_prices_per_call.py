@@ -15,7 +15,7 @@ from test_sources_hermes_billing import COMPRESSION, MAIN, TITLE, one, write_ses
 
 from xshare.measure.family import complete_with_unrecorded
 from xshare.measure.ledger import CATEGORIES, USAGE_FIELDS, Ledger, session_row, usage_sums_agree
-from xshare.measure.prices import NO_MODEL, PriceError, parse, row_cost
+from xshare.measure.prices import NO_MODEL, PriceError, parse, row_cost, shipped
 from xshare.report.dollars import DollarSums
 
 # invented rates, so the figures below are sums a person can check by hand (dollars per million tokens)
@@ -129,6 +129,13 @@ def test_the_prompts_dollars_are_one_figure_in_the_text_and_the_json():
     assert figures["prompt_dollars"] == pytest.approx(1.0 + 0.2)
     assert figures["prompt_dollars_share_known"] == pytest.approx(1.0) and figures["exploration_dollars"] == 0.25
     assert "1 session whose bill is short of their records ($0.20 of the prompts)" in text
+
+
+def test_the_shipped_table_prices_a_call_over_200k_of_a_model_with_a_long_context_tier():
+    table = shipped()
+    base, tier = table.rates("gemini-2.5-pro", "0"), table.rates("gemini-2.5-pro", "200000")
+    assert tier["input"] > base["input"] and tier["output"] > base["output"]
+    assert table.rates("gemini-2.5-pro", "100000") == base
 
 
 # --- every reader's usage reaches one model's band --------------------------------------------------------

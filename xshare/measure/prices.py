@@ -138,8 +138,18 @@ def _tiers(data: dict, base: dict[str, dict[str, float]], where: str) -> dict[st
             raise PriceError(f"{where}: model {name!r} has a tier rate that is not a number from 0 to "
                              f"{HIGHEST_RATE:,.0f}")
         own = base[str(name).lower()]
-        tiers[str(name).lower()] = {bound: {**own, **_given(tier)} for bound, tier in above.items()}
+        tiers[str(name).lower()] = {bound: _tier(own, rates, _given(tier)) for bound, tier in above.items()}
     return tiers
+
+
+def _tier(own: dict[str, float], named: dict, tier: dict[str, float]) -> dict[str, float]:
+    """A tier's whole rates: those it names, else the model's; a cache write the model prices as input (it names
+    no write rate) is the tier's input."""
+    whole = {**own, **tier}
+    for key in ("cache_write_5m", "cache_write_1h"):
+        if key not in tier and not _rate(named.get(key)):
+            whole[key] = whole["input"]
+    return whole
 
 
 def parse(data: object, where: str = "prices") -> PriceTable:
