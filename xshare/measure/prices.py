@@ -28,7 +28,7 @@ PROMPT_KEYS = RATE_KEYS[:4]
 PER_TOKEN = 1e-6  # the table's rates are per million tokens
 ENV_SWITCH = "XSHARE_DOLLARS"
 OFF_WORDS = ("0", "off", "no", "false")
-_DATED = re.compile(r"-(20\d{6}|latest)$")  # claude-sonnet-4-20250514, gpt-4o-latest
+_DATED = re.compile(r"-(20\d{6}|20\d\d-\d\d-\d\d|latest)$")  # claude-sonnet-4-20250514, gpt-5.6-2026-07-09
 # a price table is a few kilobytes; past this a --prices file is not one (/dev/zero would fill the memory)
 LARGEST_PRICE_FILE = 4 << 20
 # dollars per million tokens: no list price comes near; past it a rate is a typo, and 1e308 sums to infinity
