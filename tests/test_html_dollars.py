@@ -23,7 +23,7 @@ from xshare.report.periods import period_of
 from xshare.report.session_dollars import cost_cell, exploration_dollars
 from xshare.sources.claude.transcript import discover
 
-UNPRICED_MODEL = "glm-4.6"  # the demo's gateway session: no list price in the shipped table
+UNPRICED_MODEL = "qwen3-coder-30b-local"  # the demo's gateway session: a self-hosted model, no list price
 SHIPPED = shipped()
 
 

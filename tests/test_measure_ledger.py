@@ -137,10 +137,25 @@ def test_spread_cap_is_the_session_mean_not_the_call():
 
 def test_revise_call_replaces_a_streamed_snapshot():
     ledger = Ledger()
-    ledger.call(100, usage={"input": 100, "output": 2})
-    ledger.revise_call(0, {"output": 298})
+    ledger.call(100, usage={"input": 100, "output": 2}, model="m")
+    ledger.revise_call("m", (100, {"input": 100, "output": 2}), (100, {"input": 100, "output": 300}))
     assert ledger.usage["output"] == 300
     assert ledger.calls == 1
+    assert ledger.usage_by_model == {"m": {"0": {"input": 100, "cache_read": 0, "cache_write_5m": 0,
+                                                 "cache_write_1h": 0, "output": 300, "calls": 1}}}
+
+
+def test_a_revised_call_whose_prompt_grows_past_a_band_moves_to_that_band():
+    ledger = Ledger()
+    ledger.call(199_000, usage={"cache_read": 199_000, "output": 1}, model="m")
+    ledger.revise_call("m", (199_000, {"cache_read": 199_000, "output": 1}),
+                       (201_000, {"cache_read": 201_000, "output": 9}))
+    row = session_row(ledger, session_id="s", agent="claude-code", source="interactive", tokenizer="o200k_base")
+    bands = row["usage_by_model"]["m"]
+    assert bands["100000"]["calls"] == 0 and bands["100000"]["cache_read"] == 0 and bands["100000"]["output"] == 0
+    assert bands["200000"] == {"input": 0, "cache_read": 201_000, "cache_write_5m": 0, "cache_write_1h": 0,
+                               "output": 9, "calls": 1}
+    assert row["usage"]["cache_read"] == 201_000 and row["prompt_tokens_billed"] == 201_000
 
 
 def test_shares_that_cannot_be_computed_are_unknown():

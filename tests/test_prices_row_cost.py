@@ -26,10 +26,10 @@ def test_a_session_priced_by_hand_with_its_prompt_side():
 
 
 def test_a_model_with_no_price_is_unknown_with_its_name_never_zero():
-    priced = row_cost(session("glm-4.6", input=1_000_000, output=1_000), shipped())
+    priced = row_cost(session("qwen3-coder-30b-local", input=1_000_000, output=1_000), shipped())
     assert priced.dollars is None and priced.prompt_dollars is None
-    assert (priced.priced_calls, priced.unpriced_calls, priced.unpriced_models) == (0, 4, ("glm-4.6",))
-    assert "glm-4.6" in priced.reason
+    assert (priced.priced_calls, priced.unpriced_calls, priced.unpriced_models) == (0, 4, ("qwen3-coder-30b-local",))
+    assert "qwen3-coder-30b-local" in priced.reason
 
 
 def test_a_session_whose_agent_recorded_no_usage_is_unknown():
@@ -44,6 +44,6 @@ def test_a_session_that_made_no_call_cost_nothing_and_is_not_unknown():
 
 def test_a_prices_file_prices_the_model_the_table_lacks(tmp_path):
     path = tmp_path / "prices.json"
-    path.write_text('{"date": "2026-11-30", "models": {"glm-4.6": {"input": 0.6, "output": 2.2}}}')
-    priced = row_cost(session("glm-4.6", input=1_000_000, output=1_000_000), load(str(path)))
+    path.write_text('{"date": "2026-11-30", "models": {"qwen3-coder-30b-local": {"input": 0.6, "output": 2.2}}}')
+    priced = row_cost(session("qwen3-coder-30b-local", input=1_000_000, output=1_000_000), load(str(path)))
     assert priced.dollars == pytest.approx(2.8) and priced.reason is None

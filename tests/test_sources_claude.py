@@ -333,7 +333,9 @@ def test_a_lone_surrogate_in_a_tool_call_or_a_model_name_is_counted_not_fatal(tm
     from xshare.state.store import dumps, loads
 
     assert loads(dumps(row)) == {**row, "models": [m.replace("\udc80", "\ufffd") for m in row["models"]],
-                                 "model": row["model"].replace("\udc80", "\ufffd")}
+                                 "model": row["model"].replace("\udc80", "\ufffd"),
+                                 "usage_by_model": {m.replace("\udc80", "\ufffd"): bands
+                                                    for m, bands in row["usage_by_model"].items()}}
 
 
 def test_empty_and_vanished_files(tmp_path: Path):

@@ -72,8 +72,12 @@ def test_cost_totals_sum_the_models_and_take_the_larger_cache_write():
                 "cacheCreationEphemeral5mInputTokens": 30, "cacheCreationEphemeral1hInputTokens": 20},
         "small": {"inputTokens": 5, "cacheReadInputTokens": -4, "cacheCreationInputTokens": 40, "outputTokens": True}}}
     totals = cost_totals(row)
+    by_model = totals.pop("by_model")
     assert totals == {"prompt": 10 + 100 + 50 + 5 + 40, "input": 15, "cache_read": 100, "cache_write_5m": 70,
                       "cache_write_1h": 20, "output": 7}
+    assert by_model == {
+        "big": {"input": 10, "cache_read": 100, "cache_write_5m": 30, "cache_write_1h": 20, "output": 7},
+        "small": {"input": 5, "cache_read": 0, "cache_write_5m": 40, "cache_write_1h": 0, "output": 0}}
 
 
 # --- calls billed but not written ---------------------------------------------------------------------

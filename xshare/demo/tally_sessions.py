@@ -145,7 +145,7 @@ def legacy(base: Path, g: FakeRepo, sid: str) -> None:
 
 def gateway(base: Path, g: FakeRepo, sid: str) -> None:
     """Via a third-party gateway (no requestId, no caching); the file is cut mid-line, still being written."""
-    w = TranscriptWriter(sid, g.root, start=demo_time(20, 18, 5), model="glm-4.6", gateway=True,
+    w = TranscriptWriter(sid, g.root, start=demo_time(20, 18, 5), model="qwen3-coder-30b-local", gateway=True,
                          system_tokens=12_000)
     ask = "Add a -csv flag that prints key,hours,entries rows."
     w.queue_operation("enqueue", ask)

@@ -20,7 +20,8 @@ One function serves the report, `xshare session` and the live hook, so all three
 
 from __future__ import annotations
 
-from xshare.measure.ledger import CATEGORIES, OVERHEAD, USAGE_FIELDS, set_shares
+from xshare.measure.ledger import BY_MODEL_FIELDS, CATEGORIES, OVERHEAD, USAGE_FIELDS, set_shares, usage_sums_agree
+from xshare.measure.prices import NO_MODEL, band_of
 from xshare.state.store import dumps, loads
 
 
@@ -85,16 +86,65 @@ def complete_with_unrecorded(main_row: dict, family_rows: list[dict]) -> dict:
     row["api_calls"] = main_row["api_calls"] + calls
     row["prompt_tokens_billed"] = main_row["prompt_tokens_billed"] + unrecorded
     row["context_tokens"] = main_row["context_tokens"] + sum(billed.values())
-    row["usage"] = _usage(main_row["usage"], cost, rows)
+    extra = _extra_usage(cost, rows)
+    row["usage"] = {name: main_row["usage"][name] + extra[name] for name in USAGE_FIELDS}
+    if "usage_by_model" in main_row:
+        row["usage_by_model"] = _with_unrecorded_models(main_row, extra, calls, unrecorded, cost, rows)
     row["unrecorded_calls"] = calls
     row["unrecorded_prompt_tokens"] = unrecorded
+    assert usage_sums_agree(row), "the calls no file recorded reached the row's usage but not a model's"
     return set_shares(row)
 
 
-def _usage(own: dict, cost: dict, rows: list[dict]) -> dict[str, int]:
-    """The main row's usage plus, field by field, what the totals exceed the family's records by."""
-    return {name: own[name] + max(0, cost.get(name, 0) - sum(row["usage"][name] for row in rows))
-            for name in USAGE_FIELDS}
+def _extra_usage(cost: dict, rows: list[dict]) -> dict[str, int]:
+    """Field by field, what the totals exceed the family's records by."""
+    return {name: max(0, cost.get(name, 0) - sum(row["usage"][name] for row in rows)) for name in USAGE_FIELDS}
+
+
+def _with_unrecorded_models(main_row: dict, extra: dict[str, int], calls: int, prompt: int, cost: dict,
+                            rows: list[dict]) -> dict:
+    """The main row's usage_by_model with the unrecorded usage added to the models whose own totals exceed
+    the family's records of them (each field shared in proportion to those excesses), so each is priced at its
+    model. Their calls go to the model with the most unrecorded prompt, in the band of the average call."""
+    excess = {}
+    for model, totals in (cost.get("by_model") or {}).items():
+        recorded = _recorded(model, rows)
+        excess[model] = {name: max(0, totals.get(name, 0) - recorded[name]) for name in USAGE_FIELDS}
+    if not any(any(fields.values()) for fields in excess.values()):  # totals of no model: the session's own
+        excess = {main_row.get("model") or NO_MODEL: dict(extra)}
+    shares = {model: dict.fromkeys(BY_MODEL_FIELDS, 0) for model in excess}
+    for name in USAGE_FIELDS:
+        weights = {model: fields[name] for model, fields in excess.items()}
+        for model, part in _split(extra[name], weights).items():
+            shares[model][name] = part
+    busiest = max(shares, key=lambda model: (sum(shares[model][name] for name in USAGE_FIELDS[:4]), model))
+    shares[busiest]["calls"] = calls
+    by_model = {model: {band: dict(entry) for band, entry in bands.items()}
+                for model, bands in main_row["usage_by_model"].items()}
+    for model, added in shares.items():
+        if not any(added.values()):
+            continue
+        band = band_of(prompt // calls if calls and model == busiest else 0)
+        entry = by_model.setdefault(model, {}).setdefault(band, dict.fromkeys(BY_MODEL_FIELDS, 0))
+        for name, value in added.items():
+            entry[name] += value
+    return by_model
+
+
+def _recorded(model: str, rows: list[dict]) -> dict[str, int]:
+    entries = [entry for row in rows for entry in (row.get("usage_by_model") or {}).get(model, {}).values()]
+    return {name: sum(entry.get(name, 0) for entry in entries) for name in USAGE_FIELDS}
+
+
+def _split(total: int, weights: dict[str, int]) -> dict[str, int]:
+    """`total` in whole tokens in proportion to the weights (all of it to the first model when none weighs)."""
+    whole = sum(weights.values())
+    if not whole:
+        return {next(iter(weights)): total}
+    parts = {model: total * weight // whole for model, weight in weights.items()}
+    heaviest = max(weights, key=lambda model: (weights[model], model))
+    parts[heaviest] += total - sum(parts.values())
+    return parts
 
 
 def complete_rows(rows: list[dict]) -> list[dict]:
@@ -119,7 +169,7 @@ def complete_packed(items: list[bytes]) -> list[bytes]:
         if row.get("parent"):
             children.setdefault(row["parent"], []).append(
                 {"prompt_tokens_billed": row["prompt_tokens_billed"], "usage": row["usage"],
-                 "compaction_snapshots": row.get("compaction_snapshots")})
+                 "usage_by_model": row.get("usage_by_model"), "compaction_snapshots": row.get("compaction_snapshots")})
         elif row.get("cost_state"):
             owners.append(index)
     for index in owners:

@@ -18,6 +18,7 @@ from xshare import METHOD_VERSION
 from xshare.measure import fit
 from xshare.measure.economics import Watch
 from xshare.measure.ids import normal_id
+from xshare.measure.prices import NO_MODEL, band_of
 from xshare.measure.row import SessionRow
 from xshare.measure.timestamps import stamp
 
@@ -34,6 +35,7 @@ INHERITED = fit.INHERITED
 OVERHEAD = fit.OVERHEAD
 CATEGORIES = TOOL_CATEGORIES + (REREAD,) + CONTEXT_CATEGORIES + (INHERITED, OVERHEAD)
 USAGE_FIELDS = ("input", "cache_read", "cache_write_5m", "cache_write_1h", "output")
+BY_MODEL_FIELDS = (*USAGE_FIELDS, "calls")  # a usage_by_model entry: the usage of its calls, and how many
 
 FIRST_CALL = "first_call"  # per-call bills: a thread's overhead is estimated at its first call (fit.py)
 SPREAD = "spread"  # Hermes: the session's bill minus what was present, spread over its calls
@@ -63,6 +65,9 @@ class Ledger:
         self.first_time = dict.fromkeys(CATEGORIES, 0)
         self.usage = dict.fromkeys(USAGE_FIELDS, 0)
         self.models: dict[str, int] = {}
+        # model as recorded (NO_MODEL) -> the call's band (prices.band_of) -> BY_MODEL_FIELDS: each call is priced
+        # at its own model and band, so a session of several models is never priced at one of them
+        self.usage_by_model: dict[str, dict[str, dict[str, int]]] = {}
         self.compactions = 0
         self.trimmed = 0
         self.inherited_closed = 0  # inherited context of threads that ended (reset_thread)
@@ -149,6 +154,7 @@ class Ledger:
             totals = self.usage
             for name, value in usage.items():
                 totals[name] += value
+        self._by_model(model, billed_prompt, usage or {}, 1)
         if model:
             self.models[model] = self.models.get(model, 0) + 1
         self.watch.call(billed_prompt, usage or {}, thread=thread, model=model, time=time,
@@ -167,11 +173,22 @@ class Ledger:
                 }
             )
 
-    def revise_call(self, prompt_delta: int, usage_delta: dict[str, int]) -> None:
-        """A later snapshot of a call already counted (streamed rows): replace its usage."""
-        self.prompt_billed += prompt_delta
-        for name, value in usage_delta.items():
-            self.usage[name] += value
+    def revise_call(self, model: str | None, before: tuple[int, dict[str, int]],
+                    after: tuple[int, dict[str, int]]) -> None:
+        """A later snapshot (billed prompt, usage) of a call of this model already counted (streamed rows):
+        replace its usage, in the totals and in its model's band (a larger prompt may move it up one)."""
+        self.prompt_billed += after[0] - before[0]
+        for name in USAGE_FIELDS:
+            self.usage[name] += after[1].get(name, 0) - before[1].get(name, 0)
+        self._by_model(model, before[0], {name: -value for name, value in before[1].items()}, -1)
+        self._by_model(model, after[0], after[1], 1)
+
+    def _by_model(self, model: str | None, prompt: int, usage: dict[str, int], calls: int) -> None:
+        bands = self.usage_by_model.setdefault(model or NO_MODEL, {})
+        entry = bands.setdefault(band_of(prompt), dict.fromkeys(BY_MODEL_FIELDS, 0))
+        for name, value in usage.items():
+            entry[name] += value
+        entry["calls"] += calls
 
     def compact(self, thread: str = "main", keep: frozenset[str] = frozenset()) -> None:
         """A compaction: every compactable message of the thread stops being present, except those whose
@@ -293,6 +310,7 @@ class Ledger:
             "first_time": self.first_time,
             "usage": self.usage,
             "models": self.models,
+            "usage_by_model": self.usage_by_model,
             "compactions": self.compactions,
             "trimmed": self.trimmed,
             "inherited_closed": self.inherited_closed,
@@ -312,6 +330,7 @@ class Ledger:
         ledger.first_seen, ledger.last_seen = stamp(state["first_seen"]), stamp(state["last_seen"])
         for name in ("billed", "first_time", "usage", "models"):
             setattr(ledger, name, dict(state[name]))
+        ledger.usage_by_model = _copy_by_model(state["usage_by_model"])
         ledger.watch = Watch(state["watch"])  # a state without it (an older layout) is read again
         return ledger
 
@@ -356,13 +375,29 @@ def set_shares(row: dict) -> dict:
     return row
 
 
+def _copy_by_model(by_model: dict) -> dict[str, dict[str, dict[str, int]]]:
+    return {model: {band: dict(entry) for band, entry in bands.items()} for model, bands in by_model.items()}
+
+
+def usage_sums_agree(row: dict) -> bool:
+    """Whether a row's `usage` is the sum of its `usage_by_model` and its calls the sum of theirs: every reader
+    that adds usage to a row adds it to one model's band too (checked where each row is made)."""
+    by_model = row.get("usage_by_model")
+    if by_model is None:
+        return True
+    entries = [entry for bands in by_model.values() for entry in bands.values()]
+    usage = row.get("usage") or {}
+    return all(sum(entry.get(name, 0) for entry in entries) == usage.get(name, 0) for name in USAGE_FIELDS) and \
+        sum(entry.get("calls", 0) for entry in entries) == row.get("api_calls", 0)
+
+
 def session_row(
     ledger: Ledger, *, session_id: str, agent: str, source: str, tokenizer: str, parent: str | None = None
 ) -> SessionRow:
     """The per-session row: counts and timestamps only, never text or paths."""
     billed = ledger.billed_tokens()
     models = sorted(ledger.models, key=lambda name: (-ledger.models[name], name))
-    return set_shares({
+    row = set_shares({
         "id": normal_id(session_id),  # as the history and the caches will hold it
         "agent": agent,
         "source": source,
@@ -383,8 +418,11 @@ def session_row(
         "billed_tokens": billed,
         "first_time_tokens": dict(ledger.first_time),
         "usage": dict(ledger.usage),
+        "usage_by_model": _copy_by_model(ledger.usage_by_model),
         "compactions": ledger.compactions,
         "trimmed_messages": ledger.trimmed,
         "tokenizer": tokenizer,
         "method": METHOD_VERSION,
     })
+    assert usage_sums_agree(row), "a call's usage reached the row's total but not its model's"
+    return row

@@ -2,9 +2,11 @@
 
 The table ships as package data (prices.json, dated, with where each provider's rates were taken); a
 user's file in the same shape (`--prices FILE`) adds models or replaces rates. A model the table does not
-know is unpriced, never priced at a guess. Subscription users can turn dollars off: `--no-dollars`, or
-XSHARE_DOLLARS=off in the environment, which the status line and the advice read through
-`dollars_enabled`.
+know is unpriced, never priced at a guess. Each call is priced at its own model and, where the provider
+charges more for a long prompt (a model's `"above"` tiers), at the rates of its prompt's band: a row keeps
+its usage by model and band (`usage_by_model`, made by measure/ledger.py) and `row_cost` prices it.
+Subscription users can turn dollars off: `--no-dollars`, or XSHARE_DOLLARS=off in the environment,
+which the status line and the advice read through `dollars_enabled`.
 """
 
 from __future__ import annotations
@@ -26,12 +28,18 @@ PROMPT_KEYS = RATE_KEYS[:4]
 PER_TOKEN = 1e-6  # the table's rates are per million tokens
 ENV_SWITCH = "XSHARE_DOLLARS"
 OFF_WORDS = ("0", "off", "no", "false")
-_DATED = re.compile(r"-(20\d{6}|latest)$")  # claude-sonnet-4-20250514, gpt-4o-latest
+_DATED = re.compile(r"-(20\d{6}|20\d\d-\d\d-\d\d|latest)$")  # claude-sonnet-4-20250514, gpt-5.6-2026-07-09
 # a price table is a few kilobytes; past this a --prices file is not one (/dev/zero would fill the memory)
 LARGEST_PRICE_FILE = 4 << 20
 # dollars per million tokens: no list price comes near; past it a rate is a typo, and 1e308 sums to infinity
 HIGHEST_RATE = 1e6
 _VERSION_DOT = re.compile(r"(?<=\d)\.(?=\d)")  # Hermes's claude-sonnet-4.5 is Anthropic's claude-sonnet-4-5
+# The prompt sizes where a provider's rates change (Anthropic's Haiku 5.5 over 100K, Anthropic's and Google's
+# long-context rates over 200K, OpenAI's over 272K). A call's band is named by the largest bound its billed
+# prompt is over ("0" under all of them); a table's tier must start at one of these bounds.
+BAND_BOUNDS = (100_000, 200_000, 272_000)
+BANDS = ("0", *map(str, BAND_BOUNDS))
+NO_MODEL = "no model recorded"  # usage_by_model's key for calls whose records name no model
 
 
 class PriceError(ValueError):
@@ -47,6 +55,8 @@ class PriceTable:
     about: str = ""
     file_date: str | None = None  # a --prices file's own date, when one was laid over the shipped table
     file_models: tuple[str, ...] = ()  # the models that file priced
+    # model -> band (BANDS, above "0") -> its whole rates: a long prompt's tier, where the provider has one
+    tiers: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
 
     def name_for(self, model: str | None) -> str | None:
         """The table's name for a model as an agent recorded it, or None when it has no price."""
@@ -63,9 +73,13 @@ class PriceTable:
                 return candidate
         return None
 
-    def rates(self, model: str | None) -> dict[str, float] | None:
+    def rates(self, model: str | None, band: str = "0") -> dict[str, float] | None:
+        """A model's rates for a call in this band (the highest tier the band reaches; its base below any)."""
         name = self.name_for(model)
-        return self.models[name] if name else None
+        if name is None:
+            return None
+        reached = [bound for bound in self.tiers.get(name, {}) if int(bound) <= int(band)]
+        return self.tiers[name][max(reached, key=int)] if reached else self.models[name]
 
     def describe(self) -> str:
         """The table's date in words, and the user's file when one is laid over it."""
@@ -90,6 +104,10 @@ def _rate(value: object) -> bool:
     return _number(value) and value <= HIGHEST_RATE
 
 
+def _given(rates: dict) -> dict[str, float]:
+    return {key: float(rates[key]) for key in RATE_KEYS if _rate(rates.get(key))}
+
+
 def _models(data: dict, where: str) -> dict[str, dict[str, float]]:
     models = data.get("models")
     if not isinstance(models, dict) or not models:
@@ -99,10 +117,39 @@ def _models(data: dict, where: str) -> dict[str, dict[str, float]]:
         if not isinstance(rates, dict) or not all(_rate(rates.get(key)) for key in ("input", "output")):
             raise PriceError(f"{where}: model {name!r} needs \"input\" and \"output\" as numbers (dollars per "
                              f"million tokens, 0 to {HIGHEST_RATE:,.0f})")
-        given = {key: float(rates[key]) for key in RATE_KEYS if _rate(rates.get(key))}
+        given = _given(rates)
         # a table that names no cache rates (a provider with no cache premium) bills those tokens as input
         checked[str(name).lower()] = {key: given.get(key, given["input"]) for key in RATE_KEYS}
     return checked
+
+
+def _tiers(data: dict, base: dict[str, dict[str, float]], where: str) -> dict[str, dict[str, dict[str, float]]]:
+    """Each model's "above" tiers, whole: a rate a tier does not name is the model's base rate for it."""
+    tiers: dict[str, dict[str, dict[str, float]]] = {}
+    for name, rates in data["models"].items():
+        above = rates.get("above")
+        if above is None:
+            continue
+        if not isinstance(above, dict) or any(bound not in BANDS[1:] or not isinstance(tier, dict)
+                                              for bound, tier in above.items()):
+            raise PriceError(f"{where}: model {name!r} has an \"above\" that is not an object of tiers starting "
+                             f"at {', '.join(BANDS[1:])} tokens")
+        if any(key in tier and not _rate(tier[key]) for tier in above.values() for key in RATE_KEYS):
+            raise PriceError(f"{where}: model {name!r} has a tier rate that is not a number from 0 to "
+                             f"{HIGHEST_RATE:,.0f}")
+        own = base[str(name).lower()]
+        tiers[str(name).lower()] = {bound: _tier(own, rates, _given(tier)) for bound, tier in above.items()}
+    return tiers
+
+
+def _tier(own: dict[str, float], named: dict, tier: dict[str, float]) -> dict[str, float]:
+    """A tier's whole rates: those it names, else the model's; a cache write the model prices as input (it names
+    no write rate) is the tier's input."""
+    whole = {**own, **tier}
+    for key in ("cache_write_5m", "cache_write_1h"):
+        if key not in tier and not _rate(named.get(key)):
+            whole[key] = whole["input"]
+    return whole
 
 
 def parse(data: object, where: str = "prices") -> PriceTable:
@@ -111,9 +158,11 @@ def parse(data: object, where: str = "prices") -> PriceTable:
         raise PriceError(f"{where}: not a JSON object")
     aliases = data.get("aliases") if isinstance(data.get("aliases"), dict) else {}
     sources = data.get("sources") if isinstance(data.get("sources"), dict) else {}
-    return PriceTable(str(data.get("date") or "undated"), _models(data, where),
+    models = _models(data, where)
+    return PriceTable(str(data.get("date") or "undated"), models,
                       {str(k).lower(): str(v).lower() for k, v in aliases.items()},
-                      {str(k): str(v) for k, v in sources.items()}, str(data.get("about") or ""))
+                      {str(k): str(v) for k, v in sources.items()}, str(data.get("about") or ""),
+                      tiers=_tiers(data, models, where))
 
 
 @lru_cache(maxsize=1)
@@ -140,9 +189,12 @@ def load(path: str | None = None) -> PriceTable:
     except (ValueError, UnicodeDecodeError) as error:
         raise PriceError(f"the --prices file is not JSON: {error}") from None
     theirs = parse(data, "the --prices file")
+    # a model the file prices takes its tiers from the file (none there: none at all)
+    tiers = {name: bands for name, bands in table.tiers.items() if name not in theirs.models}
     return PriceTable(table.date, {**table.models, **theirs.models}, {**table.aliases, **theirs.aliases},
                       {**table.sources, **theirs.sources}, table.about,
-                      theirs.date if theirs.date != "undated" else None, tuple(sorted(theirs.models)))
+                      theirs.date if theirs.date != "undated" else None, tuple(sorted(theirs.models)),
+                      {**tiers, **theirs.tiers})
 
 
 def cost(rates: dict[str, float], usage: dict, keys: tuple[str, ...] = RATE_KEYS) -> float:
@@ -157,40 +209,85 @@ def price_usage(model: str | None, usage: dict, table: PriceTable | None = None)
     return None if rates is None else cost(rates, usage)
 
 
-@dataclass(frozen=True)
-class RowCost:
-    """A session's dollars at list price: all of it, and its prompt side (fresh input, cache reads and
-    writes); None where some of its calls have no price, `reason` saying why in plain words."""
-
-    dollars: float | None
-    prompt_dollars: float | None
-    priced_calls: int
-    unpriced_calls: int
-    unpriced_models: tuple[str, ...]
-    reason: str | None
-
-
-NO_MODEL = "no model recorded"
-
-
-def row_cost(row: dict, table: PriceTable) -> RowCost:
-    """A session row's dollars: its summed usage at its model's rates. Unpriced, never $0, when the model
-    has no price or the agent recorded no usage; a session that made no call cost nothing."""
-    usage = row.get("usage") if isinstance(row.get("usage"), dict) else {}
-    recorded = any(_number(value) and value for value in usage.values())
-    calls = row.get("api_calls") if isinstance(row.get("api_calls"), int) else 0
-    if not row.get("usage_unknown") and not calls and not recorded:
-        return RowCost(0.0, 0.0, 0, 0, (), None)
-    if row.get("usage_unknown") or not recorded:
-        return RowCost(None, None, 0, calls, (), "no token usage recorded")
-    model = row.get("model") if isinstance(row.get("model"), str) and row["model"].strip() else None
-    rates = table.rates(model)
-    if rates is None:
-        why = f"no list price for {model}" if model else NO_MODEL
-        return RowCost(None, None, 0, calls, (model or NO_MODEL,), why)
-    return RowCost(cost(rates, usage), cost(rates, usage, PROMPT_KEYS), calls, 0, (), None)
-
-
 def dollars_enabled(turned_off: bool = False) -> bool:
     """Whether to show dollars: not when a flag turned them off or XSHARE_DOLLARS says off."""
     return not turned_off and os.environ.get(ENV_SWITCH, "").strip().lower() not in OFF_WORDS
+
+
+def band_of(prompt: int) -> str:
+    """A call's band (BANDS) by its billed prompt: the largest bound it is over."""
+    over = [bound for bound in BAND_BOUNDS if prompt > bound]
+    return str(over[-1]) if over else BANDS[0]
+
+
+@dataclass(frozen=True)
+class RowCost:
+    """A session's dollars, each call at its own model's rates for its band. `dollars` sums the priced calls
+    (None, like `prompt_dollars`, when none was: nothing is known); a call with no known price is counted in
+    `unpriced_calls`, never priced at another model's rate and never at $0. A session that made no call cost
+    $0.00, known."""
+
+    dollars: float | None  # None: nothing of it could be priced (unknown, never $0)
+    prompt_dollars: float | None  # the prompt side (fresh input, cache reads and writes) of `dollars`
+    priced_calls: int
+    unpriced_calls: int
+    unpriced_models: tuple[str, ...] = ()  # as recorded; NO_MODEL for calls whose records name none
+    reason: str | None = None  # in plain words, when some or all of the row is unpriced
+
+
+NO_USAGE = "no token usage recorded"
+OLD_ROW = ("its cached figures sum the usage of several models: xshare reads its records again (a newer "
+           "method) to price each call")
+
+
+def row_cost(row: dict, table: PriceTable) -> RowCost:
+    """The row's dollars at list price, each call at its own model and band (the row's `usage_by_model`).
+    A row from before that field was kept is priced at its model when it names one, else unpriced."""
+    calls = row.get("api_calls") or 0
+    by_model = row.get("usage_by_model")
+    if not row.get("usage_unknown") and not calls and not _recorded(row):
+        return RowCost(0.0, 0.0, 0, 0)  # a session that made no call cost nothing: nothing unknown
+    if row.get("usage_unknown") or not _recorded(row):
+        return RowCost(None, None, 0, calls, (), NO_USAGE)
+    if not isinstance(by_model, dict):
+        models = set(row.get("models") or ()) | ({row["model"]} if row.get("model") else set())
+        if len(models) > 1:
+            return RowCost(None, None, 0, calls, tuple(sorted(models)), OLD_ROW)
+        by_model = {(models.pop() if models else NO_MODEL): {BANDS[0]: {**(row.get("usage") or {}), "calls": calls}}}
+    dollars = prompt = 0.0
+    priced = unpriced = 0
+    known, missing = False, {}
+    for model, bands in by_model.items():
+        for band, used in bands.items():
+            count = used.get("calls", 0)
+            rates = None if model == NO_MODEL else table.rates(model, band)
+            if rates is None:
+                if count or any(used.get(key) for key in RATE_KEYS):
+                    unpriced += count
+                    missing[model] = missing.get(model, 0) + count
+                continue
+            known = True
+            priced += count
+            dollars += cost(rates, used)
+            prompt += cost(rates, used, PROMPT_KEYS)
+    return RowCost(dollars if known else None, prompt if known else None, priced, unpriced, tuple(sorted(missing)),
+                   _unpriced_reason(missing, priced + unpriced) if missing else None)
+
+
+def _recorded(row: dict) -> bool:
+    """Whether the agent recorded any token usage for the row (its split by model, else its sum)."""
+    by_model = row.get("usage_by_model")
+    if isinstance(by_model, dict):
+        return any(_number(used.get(key)) and used.get(key) for bands in by_model.values()
+                   for used in bands.values() for key in RATE_KEYS)
+    usage = row.get("usage") if isinstance(row.get("usage"), dict) else {}
+    return any(_number(value) and value for value in usage.values())
+
+
+def _unpriced_reason(missing: dict[str, int], calls: int) -> str:
+    named = "; ".join("no model recorded" if model == NO_MODEL else f"no list price for {model}"
+                      for model in sorted(missing))
+    count = sum(missing.values())
+    if count >= calls:  # none priced: which model, and no count to read past
+        return named
+    return f"{count:,} of {calls:,} call{'s' if calls != 1 else ''} not priced: {named}"

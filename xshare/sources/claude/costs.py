@@ -29,20 +29,21 @@ def _model_totals(usage: dict) -> dict[str, int]:
     return totals
 
 
-def cost_totals(row: dict) -> dict[str, int] | None:
-    """{prompt, input, cache_read, cache_write_5m, cache_write_1h, output} summed over models, or None
-    when the row holds no usable modelUsage."""
+def cost_totals(row: dict) -> dict | None:
+    """{prompt, input, cache_read, cache_write_5m, cache_write_1h, output} summed over models, and
+    `by_model` (each model's own, so the calls no file recorded are priced at their model), or None when
+    the row holds no usable modelUsage."""
     models = row.get("modelUsage")
     if not isinstance(models, dict):
         return None
     totals = dict.fromkeys(("input", "cache_read", "cache_write_5m", "cache_write_1h", "output"), 0)
-    found = False
-    for usage in models.values():
+    by_model = {}
+    for model, usage in models.items():
         if isinstance(usage, dict):
-            found = True
-            for name, value in _model_totals(usage).items():
+            own = by_model[str(model)] = _model_totals(usage)
+            for name, value in own.items():
                 totals[name] += value
-    if not found:
+    if not by_model:
         return None
     prompt = totals["input"] + totals["cache_read"] + totals["cache_write_5m"] + totals["cache_write_1h"]
-    return {"prompt": prompt, **totals}
+    return {"prompt": prompt, **totals, "by_model": by_model}

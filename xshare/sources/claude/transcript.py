@@ -90,7 +90,7 @@ class ClaudeTranscript(IncrementalLines):
         self.requests: set[str] | None = None  # the ids those calls go by, to tell one reused (_count_reuse)
         self.problems: Counter[str] = Counter()
         self.entrypoint: str | None = None
-        self.cost: dict[str, int] | None = None  # the last cost-state's totals
+        self.cost: dict | None = None  # the last cost-state's totals
         self.snapshots: list[dict] = []  # what each compaction's (unwritten) call carried
         self.last_call: dict[str, list[int]] = {}  # thread -> [its last billed prompt, tokens added since]
         self.forked = False  # holds calls copied from another session (--fork-session)
@@ -225,9 +225,10 @@ class ClaudeTranscript(IncrementalLines):
                 self.calls[key] = snapshot
                 if thread in self.last_call:
                     self.last_call[thread][0] += snapshot[0] - previous[0]
-                pairs = zip(USAGE_FIELDS, snapshot[1:], previous[1:], strict=True)
-                delta = {name: now - before for name, now, before in pairs}
-                self.ledger.revise_call(snapshot[0] - previous[0], delta)
+                # a later row of the same request and message: the same model as the call it revises
+                self.ledger.revise_call(model if isinstance(model, str) else None,
+                                        (previous[0], dict(zip(USAGE_FIELDS, previous[1:], strict=True))),
+                                        (snapshot[0], dict(zip(USAGE_FIELDS, snapshot[1:], strict=True))))
             return
         self._close_call()
         self._count_reuse(key)

@@ -15,8 +15,9 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 
-from xshare.measure.ledger import OVERHEAD, set_shares
+from xshare.measure.ledger import BY_MODEL_FIELDS, OVERHEAD, set_shares, usage_sums_agree
 from xshare.measure.plausible import MAX_CALLS, count, session_counts
+from xshare.measure.prices import NO_MODEL, band_of
 from xshare.sources.sqlite import table_columns
 from xshare.text import safe_label
 
@@ -29,44 +30,62 @@ _USAGE_FIELDS = (("input", "input_tokens"), ("cache_read", "cache_read_tokens"),
 IMPOSSIBLE = "Hermes auxiliary usage rows with impossible counts skipped"
 
 
-def read_auxiliary(connection: sqlite3.Connection, problems: Counter) -> dict[str, dict[str, dict[str, int]]]:
-    """session id -> task -> summed counts of its auxiliary rows; {} for databases without the table or
-    without its `task` column (before schema 22 every row there was main loop). A row with an impossible
-    count (xshare/measure/plausible.py) is skipped and counted in `problems`."""
+def read_auxiliary(connection: sqlite3.Connection,
+                   problems: Counter) -> dict[str, dict[str, dict[str, dict[str, int]]]]:
+    """session id -> task -> model (NO_MODEL where the row names none) -> summed counts of its auxiliary rows;
+    {} for databases without the table or without its `task` column (before schema 22 every row there was main
+    loop). A row with an impossible count (xshare/measure/plausible.py) is skipped and counted in `problems`."""
     columns = table_columns(connection, TABLE)
     wanted = ("api_call_count", *_PROMPT_COLUMNS, "output_tokens")
     if not {"session_id", "task"} <= columns:
         return {}
     select = ", ".join(f'"{name}"' if name in columns else "0" for name in wanted)
-    found: dict[str, dict[str, dict[str, int]]] = {}
-    query = f"SELECT session_id, task, {select} FROM {TABLE} WHERE task IS NOT NULL AND task != ''"
-    for session_id, task, calls, *tokens in connection.execute(query):
+    model_column = '"model"' if "model" in columns else "NULL"
+    found: dict[str, dict[str, dict[str, dict[str, int]]]] = {}
+    query = f"SELECT session_id, task, {model_column}, {select} FROM {TABLE} WHERE task IS NOT NULL AND task != ''"
+    for session_id, task, model, calls, *tokens in connection.execute(query):
         checked = [count(calls, MAX_CALLS), *(session_counts(tokens, count(calls, MAX_CALLS) or 0) or [None])]
         if None in checked:
             problems[IMPOSSIBLE] += 1
             continue
         # a task name is printed and published as a label: one that is not a plain word is `other`
-        counts = found.setdefault(str(session_id), {}).setdefault(safe_label(str(task)), dict.fromkeys(wanted, 0))
+        models = found.setdefault(str(session_id), {}).setdefault(safe_label(str(task)), {})
+        counts = models.setdefault(model if isinstance(model, str) and model else NO_MODEL, dict.fromkeys(wanted, 0))
         for name, value in zip(wanted, checked, strict=True):
             counts[name] += value
     return found
 
 
-def add_unrecorded(row: dict, tasks: dict[str, dict[str, int]] | None) -> dict:
-    """The session's row with its auxiliary calls billed in (see the module docstring); every Hermes row
-    gets the three counts, zero when there were none."""
+def add_unrecorded(row: dict, tasks: dict[str, dict[str, dict[str, int]]] | None) -> dict:
+    """The session's row with its auxiliary calls billed in (see the module docstring), each model's at its
+    model (usage_by_model, in the band of its average call); every Hermes row gets the three counts, zero
+    when there were none."""
     tasks = tasks or {}
-    calls = sum(counts["api_call_count"] for counts in tasks.values())
-    prompt = sum(counts[name] for counts in tasks.values() for name in _PROMPT_COLUMNS)
+    by_model: dict[str, dict[str, int]] = {}
+    for models in tasks.values():
+        for model, counts in models.items():
+            summed = by_model.setdefault(model, dict.fromkeys(counts, 0))
+            for name, value in counts.items():
+                summed[name] += value
+    calls = sum(counts["api_call_count"] for counts in by_model.values())
+    prompt = sum(counts[name] for counts in by_model.values() for name in _PROMPT_COLUMNS)
     row["unrecorded_calls"] = calls
     row["unrecorded_prompt_tokens"] = prompt
-    row["unrecorded_tasks"] = {task: counts["api_call_count"] for task, counts in sorted(tasks.items())}
+    row["unrecorded_tasks"] = {task: sum(counts["api_call_count"] for counts in models.values())
+                               for task, models in sorted(tasks.items())}
     if not calls and not prompt:
         return row
     row["api_calls"] += calls
     row["prompt_tokens_billed"] += prompt
     row["billed_tokens"][OVERHEAD] += prompt
     row["context_tokens"] += prompt
-    for field, column in _USAGE_FIELDS:
-        row["usage"][field] = row["usage"].get(field, 0) + sum(counts[column] for counts in tasks.values())
+    for model, counts in by_model.items():
+        own_prompt = sum(counts[name] for name in _PROMPT_COLUMNS)
+        band = band_of(own_prompt // counts["api_call_count"] if counts["api_call_count"] else 0)
+        entry = row["usage_by_model"].setdefault(model, {}).setdefault(band, dict.fromkeys(BY_MODEL_FIELDS, 0))
+        entry["calls"] += counts["api_call_count"]
+        for field, column in _USAGE_FIELDS:
+            row["usage"][field] = row["usage"].get(field, 0) + counts[column]
+            entry[field] += counts[column]
+    assert usage_sums_agree(row), "an auxiliary call reached the row's usage but not its model's"
     return set_shares(row)
