@@ -102,7 +102,7 @@ def test_pooled_habits_are_sorted_by_cost_with_shares_of_the_weighted_bill():
     idle = pooled["habits"][0]
     assert idle["share_of_weighted_bill"] == pytest.approx(2 * 23_000 * 1.15 / (2 * one["weight"]))
     assert all(line["assumption"] for line in pooled["habits"] + pooled["cost_nothing"])
-    assert [line["habit"] for line in pooled["cost_nothing"]] == ["model switch", "subagent"]
+    assert [line["habit"] for line in pooled["cost_nothing"]] == ["long break", "model switch", "subagent"]
     assert costliest_habit(one) == ("idle", pytest.approx(23_000 * 1.15))
 
 
@@ -133,7 +133,8 @@ def test_advice_dollars_say_their_date_and_turn_off(capsys, monkeypatch, tmp_pat
     code, out, _ = run(capsys, "advice", "--demo", "--json")
     pooled = json.loads(out)
     assert code == 0 and pooled["dollars"]["prices"]["date"] and "fresh input" in pooled["dollars"]["assumption"]
-    assert all(line["cost_dollars"] >= 0 and "sessions_unpriced" in line for line in pooled["habits"])
+    assert all(line["cost_dollars"] >= 0 and ("sessions_unpriced" in line or "events_unpriced" in line)
+               for line in pooled["habits"])
     code, out, _ = run(capsys, "advice", "--demo")
     assert "at list price" in out and "list prices of" in out
     code, out, _ = run(capsys, "advice", "--demo", "--no-dollars")

@@ -183,12 +183,16 @@ def test_rebuild_causes_are_read_from_the_data():
     assert html_analysis.rebuild_weight(found[3]) == pytest.approx(12_700 * (1.25 - 0.1))
 
 
-def test_one_hour_cache_entries_survive_a_30_minute_gap():
+def test_a_rebuild_after_a_30_minute_gap_is_idle_even_on_the_1_hour_cache():
+    """A rebuild after 5-60 minutes shows what it re-wrote had expired: idle is its likely cause, not the prompt
+    typed after the gap (issue 30: such gaps rebuilt 36% of the time on the 1-hour cache, under a minute 4%)."""
     calls = [_call(0, 0, minute=0, one_hour=30_000), _call(10_000, 0, minute=30, one_hour=21_000),
-             _call(0, 0, minute=95, one_hour=32_000)]
-    found = html_analysis.find_rebuilds(_data(calls))
-    assert [(r.call, r.cause) for r in found] == [(1, "other"), (2, "idle")]
-    assert found[1].rewritten_1h == found[1].rewritten and "1 h" in found[1].detail
+             _call(0, 0, minute=95, one_hour=32_000), _call(32_000, 0, minute=96, one_hour=900)]
+    markers = [{"kind": "prompt", "value": None, "at": 1}]
+    found = html_analysis.find_rebuilds(_data(calls, markers))
+    assert [(r.call, r.cause, r.also) for r in found] == [(1, "idle", ["turn boundary"]), (2, "idle", [])]
+    assert "5-minute" in found[0].detail and "1 h" in found[1].detail
+    assert [r.gap for r in found] == [30 * 60, 65 * 60] and found[1].rewritten_1h == found[1].rewritten
 
 
 def test_compaction_card_follows_the_essay_arithmetic():
@@ -497,3 +501,25 @@ def test_index_pages_link_every_subagent_of_their_session(demo_root: Path):
         links = set(read_page(index.parent / xhtml.page_name(parent.session_id)).attr("a", "href"))
         for sub in xhtml.subagent_files(parent, files):
             assert xhtml.page_name(sub.session_id) in links, sub.session_id
+
+
+def test_a_rebuild_with_no_cache_write_recorded_is_on_the_page_as_advice_counts_it():
+    """A Codex-shaped session (reads, never a write): the call after 10 minutes re-sent 17,928 cached tokens as
+    fresh input; the page shows that rebuild, its extra weight at fresh input's rate, as advice counts it."""
+    from xshare.html.habits import session_habits
+    from xshare.measure.ledger import FIRST_CALL
+
+    ledger = Ledger(overhead_mode=FIRST_CALL, detail=True)
+    for minute, prompt, cached in ((0, 20_000, 0), (1, 21_000, 19_968), (11, 22_000, 3_072)):
+        ledger.add("conversation", 900)
+        ledger.call(prompt, usage={"input": prompt - cached, "cache_read": cached, "output": 40}, cap=prompt,
+                    model="gpt-5-codex", time=f"2026-11-03T09:{minute:02d}:00Z")
+    row = session_row(ledger, session_id="0190aaaa-codex", agent="codex", source="cli", tokenizer="chars/4")
+    data = html_analysis.from_ledger(ledger, row, turn_markers=False)
+    [rebuild] = html_analysis.find_rebuilds(data)
+    assert (rebuild.cause, rebuild.resent, rebuild.rewritten) == ("idle", True, 17_928)
+    page_text = render_session(data)
+    page = Page(page_text)
+    assert page.number("rebuilds-idle") == 1 and 'data-resent="17928"' in page_text
+    assert f"{round(17_928 * 0.9):,}" in page_text and "re-sent as fresh input" in page_text
+    assert session_habits(data)["habits"]["idle"][:2] == [1, pytest.approx(17_928 * 0.9)]

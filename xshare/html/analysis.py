@@ -76,14 +76,19 @@ class Rebuild:
     written: int
     rewritten: int  # the part of the drop written again: min(written, expected - read)
     rewritten_1h: int  # of which at the 1-hour rate (in proportion to the call's own write split)
+    gap: float | None = None  # seconds since the previous call of the same conversation, when both have times
+    resent: bool = False  # no write recorded: `rewritten` was re-sent as fresh input (Codex CLI, Gemini CLI)
+    model: str | None = None  # the model of the call that rebuilt: its price is the rebuild's
 
 
 def find_rebuilds(data: SessionData) -> list[Rebuild]:
     """The calls that rebuilt the cache, by economics.Watch's rule (the one the live hook applies): the
     cache read fell well below what the previous call of the same conversation left cached while the call
-    wrote again. The cause is the first that applies of: a compaction or microcompaction since the
-    previous call, a model switch, a gap longer than the cache lifetime (1 hour when the conversation
-    writes mostly 1-hour entries, else 5 minutes), a person's prompt (turn boundary); else other."""
+    wrote again (or, where the agent records no cache write, re-sent what had been cached as fresh input).
+    Each rebuild has one cause, the first that applies of: a compaction or microcompaction since the
+    previous call of its own conversation (thread), a model switch, a gap over 5 minutes (idle), a
+    person's prompt (turn boundary); else other. A marker names no thread where its thread is the main
+    one (a person's prompt, /compact): an inline subagent's rebuild is not blamed on them."""
     if not data.per_call_usage:
         return []
     marks: dict[int, list[dict]] = {}
@@ -92,7 +97,7 @@ def find_rebuilds(data: SessionData) -> list[Rebuild]:
     watch, found = Watch(), []
     for index, call in enumerate(data.calls):
         for marker in marks.get(index, ()):
-            watch.mark(marker["kind"], marker["value"])
+            watch.mark(marker["kind"], marker["value"], marker.get("thread") or "main")
         rebuild = watch.call(call["prompt"], call["usage"], thread=call.get("thread") or "main",
                              model=call.get("model"), time=call.get("time"))
         if rebuild:
@@ -101,10 +106,20 @@ def find_rebuilds(data: SessionData) -> list[Rebuild]:
 
 
 def rebuild_weight(rebuild: Rebuild, weights: dict[str, float] = WEIGHTS) -> float:
-    """What re-writing cost beyond reading the same tokens from the cache."""
+    """What re-writing (or re-sending) cost beyond reading the same tokens from the cache."""
+    if rebuild.resent:
+        return rebuild.rewritten * (weights["input"] - weights["cache_read"])
     five = rebuild.rewritten - rebuild.rewritten_1h
     return (five * (weights["cache_write_5m"] - weights["cache_read"])
             + rebuild.rewritten_1h * (weights["cache_write_1h"] - weights["cache_read"]))
+
+
+def rebuild_usage(rebuild: Rebuild) -> dict[str, int]:
+    """The tokens a rebuild paid for again, by kind (what measure.prices prices), before the cache read
+    that would have served them instead is taken off."""
+    if rebuild.resent:
+        return {"input": rebuild.rewritten}
+    return {"cache_write_5m": rebuild.rewritten - rebuild.rewritten_1h, "cache_write_1h": rebuild.rewritten_1h}
 
 
 @dataclass

@@ -70,10 +70,15 @@ def _rebuilds(data: SessionData, rebuilds: list, usage: dict) -> str:
         f"left cached (that call\u2019s cache read plus its cache write) while it writes at least {MIN_REBUILD:,} "
         "tokens (a smaller drop is a call made in parallel with the previous one). Re-written: the smaller "
         "of its write and that drop, the tokens that were cached and had to be written again; its extra weight is "
-        "what writing them cost beyond reading them. The cause is the first that applies: a compaction (or "
-        "microcompaction) since the previous call; a model switch; a gap longer than the cache lifetime (5 minutes,"
-        " or 1 hour when the session writes 1-hour entries); a prompt typed in between (a turn boundary: a change "
-        "low in the stack); else other. A session\u2019s first call fills a cold cache and is not a rebuild.</p>\n")
+        "what writing them cost beyond reading them. Where the agent records no cache write (the provider caches "
+        "a prompt by itself), what a call left cached is its whole prompt, and the tokens that fell out are "
+        "re-sent as fresh input: their extra weight is fresh input\u2019s beyond a cache read. Each rebuild has "
+        "one cause, the first that applies: a compaction (or microcompaction) since the previous call of its own "
+        "conversation (an inline subagent\u2019s calls are theirs); a model switch; a gap over 5 minutes (idle, "
+        "even where the session writes 1-hour entries: a rebuild after such a gap shows what it re-wrote had "
+        "expired; `xshare advice` counts a gap over an hour as a long break); a prompt typed in between (a turn "
+        "boundary: a change low in the stack); else other. A session\u2019s first call fills a cold cache and is "
+        "not a rebuild.</p>\n")
     if not rebuilds:
         return "".join(out) + "<p>No rebuild found.</p>\n"
     summary = []
@@ -81,13 +86,12 @@ def _rebuilds(data: SessionData, rebuilds: list, usage: dict) -> str:
         group = [r for r in rebuilds if r.cause == cause or cause == "all"]
         if not group:
             continue
-        five = sum(r.rewritten - r.rewritten_1h for r in group)
-        hour = sum(r.rewritten_1h for r in group)
+        five, hour, resent = _rewritten(group)
         extra = sum(rebuild_weight(r) for r in group)
         count = datum("rebuilds-" + cause.replace(" ", "-"), len(group), f"{len(group):,}")
-        summary.append(f'<tr class="{"total" if cause == "all" else ""}" data-re5="{five}" data-re1h="{hour}">'
-                       f'<td>{cause}</td><td class="n">{count}</td><td class="n">{num(five + hour)}</td>'
-                       f'<td class="n x">{num(extra)}</td></tr>')
+        summary.append(f'<tr class="{"total" if cause == "all" else ""}" data-re5="{five}" data-re1h="{hour}" '
+                       f'data-resent="{resent}"><td>{cause}</td><td class="n">{count}</td>'
+                       f'<td class="n">{num(five + hour + resent)}</td><td class="n x">{num(extra)}</td></tr>')
     out.append('<div class="scroll"><table><thead><tr><th>Cause</th><th class="n">Rebuilds</th><th class="n">'
                'Re-written tokens</th><th class="n">Extra weight</th></tr></thead>'
                f'<tbody>{"".join(summary)}</tbody></table></div>\n')
@@ -97,7 +101,8 @@ def _rebuilds(data: SessionData, rebuilds: list, usage: dict) -> str:
         out.append(f'<p class="note">The {MAX_REBUILD_ROWS} largest of {len(rebuilds):,} rebuilds; the table above '
                    "counts them all.</p>")
     lines = "".join(
-        f'<tr data-re5="{r.rewritten - r.rewritten_1h}" data-re1h="{r.rewritten_1h}"><td class="n">{r.call + 1:,}</td>'
+        f'<tr data-re5="{_rewritten([r])[0]}" data-re1h="{r.rewritten_1h}" data-resent="{_rewritten([r])[2]}">'
+        f'<td class="n">{r.call + 1:,}</td>'
         f'<td class="hide-s">{when(r.time)}</td><td><b>{r.cause}</b>'
         f'{"<br><span class=note>also: " + ", ".join(r.also) + "</span>" if r.also else ""}</td>'
         f'<td>{esc(r.detail, 200)}</td><td class="n">{num(r.expected)}</td><td class="n">{num(r.read)}</td>'
@@ -108,6 +113,13 @@ def _rebuilds(data: SessionData, rebuilds: list, usage: dict) -> str:
                'Written</th><th class="n">Re-written</th><th class="n">Extra weight</th></tr></thead>'
                f"<tbody>{lines}</tbody></table></div>\n")
     return "".join(out)
+
+
+def _rewritten(rebuilds: list) -> tuple[int, int, int]:
+    """Re-written tokens at the 5-minute and 1-hour write rates, and those re-sent as fresh input."""
+    resent = sum(r.rewritten for r in rebuilds if r.resent)
+    hour = sum(r.rewritten_1h for r in rebuilds)
+    return sum(r.rewritten for r in rebuilds) - resent - hour, hour, resent
 
 
 def _card(title: str, attrs: str, rows: list[tuple[str, str]], note: str = "") -> str:

@@ -21,7 +21,7 @@ from xshare.sources.adapter import Looking
 from xshare.sources.claude import transcript as claude
 from xshare.state.store import atomic_write, dumps, read_json, state_dir
 
-HABITS_VERSION = 2  # bump when a habit's rule changes: the side cache is then read again
+HABITS_VERSION = 3  # bump when a habit's rule changes: the side cache is then read again
 
 
 def habit_summaries(where: Looking, wanted: set[str] | None, measured: Measured, problems: Counter) -> list[dict]:
