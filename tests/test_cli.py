@@ -48,7 +48,7 @@ def test_nothing_found_exits_2_and_says_where_it_looked(capsys):
 def test_demo_report(capsys):
     code, out, err = run(capsys, "report", "--demo")
     assert code == 0
-    assert out.startswith("Exploration share of the token bill\n")
+    assert out.startswith("Exploration share of the token bill: ")
     assert "claude-code / interactive" in out and "claude-code / subagent" in out and "claude-code / internal" in out
     assert "What it means for your bill" in out and "Tokenizer: " in out
     assert "malformed lines skipped: 1" in err and "Traceback" not in err

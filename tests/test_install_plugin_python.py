@@ -445,7 +445,9 @@ def test_session_start_on_an_old_python_tries_uv_once_a_day_and_says_why_it_fail
     assert not (data / plugin_uv.BOOTSTRAP).exists() and not (data / plugin_env.UV_BUILDING).exists()
     # the next session neither tries again nor logs again; the status line says install one
     assert run(python, BIN, ["hook"], isolated_home, nothing, start, **extra).returncode == 0
-    time.sleep(0.5)
+    deadline = time.monotonic() + 60  # waits for the line it asserts on, however busy the machine
+    while len(hook_log(isolated_home)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert hook_log(isolated_home)[:2] == lines and len(hook_log(isolated_home)) == 3  # the missing line, now
     status = run(python, STATUSLINE, [], isolated_home, nothing, "{}", **extra)
     assert "install one" in status.stdout

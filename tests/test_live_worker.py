@@ -46,7 +46,7 @@ def worker_on(monkeypatch: pytest.MonkeyPatch):
     yield
     pid = worker_pid()
     if pid is not None:
-        assert wait_gone(pid, 15), "the worker did not exit when idle"
+        assert wait_gone(pid, 120), "the worker did not exit when idle"
 
 
 def test_the_worker_serves_the_hook_and_equals_the_retrospective_row(capsys, tmp_path: Path, worker_on):
@@ -62,13 +62,26 @@ def test_the_worker_serves_the_hook_and_equals_the_retrospective_row(capsys, tmp
     assert not (state_dir() / "logs" / "hook.log").exists()
 
 
+def wait_for(found, seconds: float):
+    """What `found` returns once it is something, or None at the deadline (a busy machine's worker takes longer
+    than the hook's own wait to load its tokenizer: the hook then counts itself, and the worker comes later)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = found()
+        if value is not None:
+            return value
+        time.sleep(0.05)
+    return found()
+
+
 def test_the_worker_exits_when_idle_and_removes_its_socket(tmp_path: Path, worker_on):
     source = next(write_demo_corpus(tmp_path / "demo").rglob("*.jsonl"))
     hook_on(source)
-    pid = worker_pid()
-    assert pid is not None
-    assert wait_gone(pid, 15)
-    assert not worker.socket_path().exists()
+    pid = wait_for(worker_pid, 120)
+    assert pid is not None, "no worker started"
+    assert wait_gone(pid, 120), "the worker did not exit when idle"
+    # it removes its socket before it exits; the deadline only covers a file system slow to show it
+    assert wait_for(lambda: None if worker.socket_path().exists() else True, 30), "the socket outlived the worker"
 
 
 def test_a_stale_socket_file_is_replaced_by_a_new_worker(capsys, tmp_path: Path, worker_on):

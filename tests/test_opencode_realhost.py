@@ -167,6 +167,10 @@ def test_the_tui(tmp_path: Path) -> None:
         assert wait_until(lambda: len(host.fake.billed("main")) == len(replies) and host.steps() == len(replies),
                           timeout=120), (screen(), host.fake.billed("main"))
         subprocess.run(["tmux", "send-keys", "-t", name, "C-c"], check=True)
+        # measured once OpenCode has exited: its last writes (the session's end) come after the last call, and a
+        # busy machine can delay them past the report's start, which then holds the session back as still active
+        gone = lambda: subprocess.run(["tmux", "has-session", "-t", name], capture_output=True).returncode != 0  # noqa: E731
+        assert wait_until(gone, timeout=120), screen()
         rows = host.settled_rows()
         assert len(rows) == 1 and rows[0]["source"] == "interactive" and rows[0]["api_calls"] == len(replies)
         compare_with_the_wire(rows, host.fake)

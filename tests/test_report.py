@@ -104,30 +104,49 @@ def test_a_group_with_no_context_reads_unknown_not_zero():
     assert group["exploration_share_of_context"] is None
     assert group["median_session_share"] is None
     text = Report(groups, Window.build(NOW), "chars/4", "", {"Claude Code": "read"}).to_text()
-    row = text.split("Median session")[1].splitlines()[2].split()
-    # no context: unknown; 0 of a known bill: 0%; re-sent reads of no context: unknown
-    assert row[-4:] == ["unknown", "0.0%", "unknown", "unknown"]
+    lines = text.splitlines()
+    header = next(index for index, line in enumerate(lines) if line.startswith("Agent / source") and "Median" in line)
+    row = lines[header + 2].split()
+    # no context: unknown; 0 of a known bill: 0%; no re-sent reads anywhere: no column for them
+    assert row[-3:] == ["unknown", "0.0%", "unknown"] and "Re-sent" not in text
 
 
 def test_text_layout_is_the_user_guides():
     rows = [make_row(f"s{i}", 35, 100, 160) for i in range(12)]
     sources = {"Claude Code": "read", "Hermes": "not found"}
     lines = Report(summarize(rows), Window.build(NOW), "o200k_base", "", sources).to_text().splitlines()
-    assert lines[0] == "Exploration share of the token bill"
+    assert lines[0] == ("Exploration share of the token bill: how much of what your agents sent the model was "
+                        "code they read")  # the title names what the headline column measures
     assert lines[1] == (
         "Sessions started 2026-10-30 to 2026-11-29 (last 30 days). Claude Code: read; Hermes: not found."
     )
+    assert lines[3].startswith('The headline is "Exploration of context" below. Beside it, "of billed prompt"')
     assert "Sessions: 12" in lines
     header = next(line for line in lines if line.startswith("Agent / source") and "Sessions" in line)
-    expected = ("Agent / source Sessions API calls Exploration of context of billed prompt Median session "
-                "Re-sent reads")
-    assert header.split() == expected.split()
+    expected = "Agent / source Sessions API calls Exploration of context of billed prompt Median session"
+    assert header.split() == expected.split()  # no re-sent reads anywhere: no column of zeros
     row = lines[lines.index(header) + 2]
-    assert row.split() == ["claude-code", "/", "interactive", "12", "120", "35.0%", "21.9%", "35.0%", "0.0%"]
+    assert row.split() == ["claude-code", "/", "interactive", "12", "120", "35.0%", "21.9%", "35.0%"]
     second = next(line for line in lines if "Prompt tokens billed" in line)
     assert second.split()[3:] == "Prompt tokens billed Recorded / billed Edits Other shell".split()  # no NeuralMind
-    assert ("  claude-code/interactive (12 sessions): 30% or more: a large part of your bill, so cutting what the "
-            "agent reads is where savings are") in lines
+    assert "  30% or more: a large part of your bill, so cutting what the agent reads is where savings are" in lines
+    assert "  claude-code/interactive (12 sessions): 30% or more" in lines
+    assert not any(line.startswith("Re-sent reads") for line in lines)
+
+
+def test_each_bands_meaning_is_said_once_and_re_sent_reads_show_only_where_there_are_some():
+    rows = [make_row(f"s{i}", 35, 100, 160) for i in range(12)]
+    rows += [make_row(f"h{i}", 5, 100, 160, agent="hermes") for i in range(3)]
+    rows[0]["billed_tokens"]["reread"], rows[0]["billed_tokens"]["conversation"] = 40, 25
+    lines = Report(summarize(rows), Window.build(NOW), "o200k_base", "", {}).to_text().splitlines()
+    meaning = "a large part of your bill, so cutting what the agent reads is where savings are"
+    assert sum(meaning in line for line in lines) == 1
+    assert "  claude-code/interactive (12 sessions): 30% or more" in lines
+    assert any(line.startswith("  hermes/interactive (3 sessions): under 10%;") for line in lines)
+    assert sum("a small part of your bill" in line for line in lines) == 1
+    header = next(line for line in lines if line.startswith("Agent / source") and "Sessions" in line)
+    assert header.split()[-3:] == ["session", "Re-sent", "reads"]
+    assert any(line.startswith("Re-sent reads: files Claude Code sent again") for line in lines)
     assert "Tokenizer: o200k_base" in lines
 
 

@@ -251,7 +251,7 @@ from xshare.live import session_state
 from xshare.sessions import rows_cache
 from xshare.state.paths import line_file
 from xshare.live.statusline import render
-print(render({"session_id": "s1"}, update=False))
+print(render({"session_id": "s1", "transcript_path": sys.argv[1]}, update=False))
 print(session_state.is_current(Path(sys.argv[1]), "s1"), len(rows_cache.load("chars/4", {"x"})))
 """
 
@@ -259,7 +259,8 @@ print(session_state.is_current(Path(sys.argv[1]), "s1"), len(rows_cache.load("ch
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 def test_a_fifo_in_place_of_the_live_summary_or_the_rows_cache_does_not_hang(tmp_path: Path):
     """The status line and the hook read the live summary, the report its rows cache: a FIFO in their place
-    is refused as missing (waiting for the first update, or read again), never waited on."""
+    is refused as missing (the line says it is measuring the session, or the cache is read again), never
+    waited on."""
     home = tmp_path / "home"
     (home / "live").mkdir(parents=True)
     (home / "cache").mkdir()
@@ -274,7 +275,7 @@ def test_a_fifo_in_place_of_the_live_summary_or_the_rows_cache_does_not_hang(tmp
                           timeout=60, cwd=REPO, env=env)
     assert done.returncode == 0, done.stderr
     shown, checked = done.stdout.splitlines()
-    assert shown.startswith("explore: waiting for the first update")
+    assert shown.startswith("explore: measuring this session")
     assert checked == "False 0"
 
 

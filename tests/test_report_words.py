@@ -102,7 +102,7 @@ def test_the_demo_report_fits_the_terminal(capsys, monkeypatch, demo_root, width
     assert bool(wide) == (width == 200)  # one line a row when there is room, a compact layout when not
     row = next(index for index, line in enumerate(lines) if line.startswith("claude-code / interactive"))
     figures = lines[row].split()[3:] if width == 200 else lines[row + 1].split()
-    assert len(figures) == 6 and all(figure[0].isdigit() for figure in figures)
+    assert len(figures) == 5 and all(figure[0].isdigit() for figure in figures)  # no re-sent reads: no column
 
 
 def test_narrower_still_lists_one_figure_a_line():

@@ -7,6 +7,7 @@ common.py), which command runs which is in xshare/cli.py. Stdlib only, as every 
 from __future__ import annotations
 
 import argparse
+import textwrap
 
 from xshare import __version__
 from xshare.live.statusline import DEFAULT_LINE2, FIELD_NAMES
@@ -54,10 +55,10 @@ def add_measure_options(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(flag, action="append", metavar="PATH",
                             help=f"{what}, read-only (repeatable); default: {default}")
     parser.add_argument("--estimate", action="store_true",
-                        help="count characters / 4 instead of o200k_base tokens (quicker, rougher; no download)")
+                        help="count characters / 4 instead of o200k_base tokens (quicker, rougher)")
     parser.add_argument("--vocab", metavar="FILE",
-                        help="the o200k_base.tiktoken file to count with (or $XSHARE_VOCAB), e.g. on a machine "
-                             "with no network")
+                        help="another o200k_base.tiktoken file to count with (or $XSHARE_VOCAB); the one "
+                             "xshare ships is used otherwise")
     parser.add_argument("--no-cache", action="store_true",
                         help="read every transcript and count every text again (no cache, no count store)")
 
@@ -122,13 +123,20 @@ STATUSLINE_ACTIONS = {
     "render": ("print the line for the session Claude Code describes on stdin (what the installed line runs)",
                "  xshare statusline render --no-color < payload.json"),
     "install": ("add the line to Claude Code's settings.json (the file as it was is kept beside it)",
-                "  xshare statusline install --format 'explore {context} · {calls} calls' --no-line2"),
+                "  xshare statusline install --format 'explore {context} · {calls} calls'"),
     "command": ("print the command that shows only the --fields chosen, for another status line's custom-command "
                 "widget or segment (ccstatusline, claude-powerline)",
                 "  xshare statusline command --fields context,fill"),
     "remove": ("take xshare's line out of Claude Code's settings", "  xshare statusline remove"),
     "status": ("say whether the line is installed, and what it runs", "  xshare statusline status"),
 }
+# what the line is and what it reads: the contract with Claude Code (and with anyone who pipes JSON into it)
+STATUSLINE_ABOUT = """\
+Under Claude Code's prompt, the exploration share of the session you're in,
+kept up to date by the hook. Claude Code runs the line with its status JSON on
+stdin; xshare reads two of its fields: `session_id` (whose figures to show) and
+`transcript_path` (that session's transcript, measured when no hook has yet).
+A session not measured yet says what the line waits for."""
 LINE_FIELDS = " ".join(FIELD_NAMES)  # every field live/statusline.py fills, as its help names them
 
 
@@ -159,6 +167,29 @@ def statusline_parser(action: str) -> argparse.ArgumentParser:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    return _build()[0]
+
+
+def command_parser(name: str) -> argparse.ArgumentParser | None:
+    """The parser of one command (`report`, `html`, ...): its usage, its flags; None for no such command."""
+    return _build()[1].get(name)
+
+
+def unknown_words(parser: argparse.ArgumentParser, unknown: list[str]) -> str:
+    """What argparse would say of words a command does not take, with the flag each was likely meant to be
+    (`--sinc-days` -> `--since-days`), as git and pip suggest."""
+    import difflib  # only when a word went wrong: every run builds these
+
+    flags = [flag for action in parser._actions for flag in action.option_strings]  # argparse's own list
+    said = []
+    for word in unknown:
+        name = word.split("=", 1)[0]
+        close = difflib.get_close_matches(name, flags, n=1, cutoff=0.75) if name.startswith("--") else []
+        said.append(f"{word} (did you mean {close[0]}?)" if close else word)
+    return "unrecognized arguments: " + " ".join(said)
+
+
+def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     parser = argparse.ArgumentParser(prog="xshare", description=DESCRIPTION, epilog=EXAMPLES, formatter_class=_RAW)
     parser.add_argument("--version", action="version", version=f"xshare {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
@@ -277,13 +308,14 @@ def build_parser() -> argparse.ArgumentParser:
              "  (in the plugin's hooks.json) python3 bin/xshare hook")
 
     status = _command(commands, "statusline", "Claude Code's status line: install, remove, status, or render it",
-                      "Under Claude Code's prompt, the exploration share of the session you're in, kept up to\n"
-                      "date by the hook. ACTION: " + "; ".join(f"{name}: {what}" for name, (what, _) in
-                                                          STATUSLINE_ACTIONS.items()) + ".",
+                      STATUSLINE_ABOUT + "\n\nACTION:\n" + "\n".join(
+                          textwrap.fill(what, 78, initial_indent=f"  {name:<8} ", subsequent_indent=" " * 11,
+                                        break_on_hyphens=False)
+                          for name, (what, _) in STATUSLINE_ACTIONS.items()),
                       "\n".join(example for _, example in STATUSLINE_ACTIONS.values()))
     status.add_argument("action", nargs="?", default="render", choices=list(STATUSLINE_ACTIONS), metavar="ACTION",
-                        help="render (the default), install, remove or status; `xshare statusline ACTION --help` "
-                             "says more")
+                        help=", ".join(STATUSLINE_ACTIONS) + " (render is the default); "
+                             "`xshare statusline ACTION --help` says more")
     add_statusline_options(status, "all")
 
     slash = _command(commands, "slash", "what the /exploration-share slash command prints (always exits 0)",
@@ -309,4 +341,4 @@ def build_parser() -> argparse.ArgumentParser:
     page.add_argument("--demo", action="store_true", help="use the invented demo corpus that ships with xshare")
     add_measure_options(page)
     add_price_options(page)
-    return parser
+    return parser, dict(commands.choices)

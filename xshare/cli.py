@@ -10,7 +10,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from xshare.arguments import ORIENTATION, STATUSLINE_ACTIONS, build_parser, statusline_parser
+from xshare.arguments import (
+    ORIENTATION,
+    STATUSLINE_ACTIONS,
+    build_parser,
+    command_parser,
+    statusline_parser,
+    unknown_words,
+)
 from xshare.commands import advice, plugin, report, session, sessions
 
 HANDLERS = {
@@ -31,7 +38,11 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         statusline_parser(words[1]).parse_args(["--help"])  # that action's help, not the status line's (exits)
     args, unknown = parser.parse_known_args(argv)
     if unknown and args.command != "slash":
-        parser.parse_args(argv)  # argparse's own message and exit 2
+        command = command_parser(args.command) if args.command else None
+        if command is None:
+            parser.parse_args(argv)  # argparse's own message and exit 2
+        else:  # the command's usage, not the top level's, and the flag each word was likely meant to be
+            command.error(unknown_words(command, unknown))
     if unknown:
         args.report_args = [*unknown, *args.report_args]
     return args

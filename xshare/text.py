@@ -54,6 +54,40 @@ def json_text(value: object) -> str:
     return _UNESCAPED_BY_JSON.sub(lambda match: f"\\u{ord(match.group()):04x}", dumped)
 
 
+# a problem that names where it happened: the kind, this separator, then the place (a file's path)
+_PLACE = "\x1f"
+PLACES_SHOWN = 3  # named on stderr; the rest are counted
+
+
+def problem_at(kind: str, place: object) -> str:
+    """A problem's key that also says where (the places of one kind are listed together when said)."""
+    return f"{kind}{_PLACE}{place}"
+
+
+def problems_by_kind(problems: dict) -> dict[str, tuple[int, list[str]]]:
+    """Problems counted by kind, with the places named (sorted) for the kinds that name them."""
+    kinds: dict[str, tuple[int, list[str]]] = {}
+    for key, count in problems.items():
+        kind, _, place = str(key).partition(_PLACE)
+        total, places = kinds.get(kind, (0, []))
+        kinds[kind] = (total + count, sorted([*places, place]) if place else places)
+    return kinds
+
+
+def problem_lines(problems: dict, notes: dict[str, str] | None = None) -> list[str]:
+    """One line per kind of problem, never one per line of input: how many, the places of those that name
+    them (a few, the rest counted), and a note where one is given (the demo's: on purpose)."""
+    said = []
+    for kind, (count, places) in sorted(problems_by_kind(problems).items()):
+        note = (notes or {}).get(kind)
+        where = ""
+        if places and not note:  # the files, so the user can look (the demo's are in a folder of its own)
+            more = len(places) - PLACES_SHOWN
+            where = " in " + ", ".join(places[:PLACES_SHOWN]) + (f" and {more:,} more" if more > 0 else "")
+        said.append(f"{kind}: {count:,}{where}" + (f" ({note})" if note else ""))
+    return said
+
+
 def pct(value: float | None, missing: str = "unknown") -> str:
     """A share as printed everywhere: one decimal of a percent; `missing` when there is none."""
     return missing if value is None else f"{value:.1%}"

@@ -12,12 +12,13 @@ too), so each command imports what it needs inside its function: one command nev
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from xshare.text import json_text, printable_lines
+from xshare.text import json_text, printable_lines, problem_lines
 
 if TYPE_CHECKING:
     from xshare.measure.tokens import TokenizerChoice
@@ -36,9 +37,8 @@ def report_problems(problems: dict, demo: bool = False) -> None:
     notes: dict[str, str] = {}
     if demo:
         from xshare.demo.corpus import DELIBERATE_ODDITIES as notes
-    for kind, count in sorted(problems.items()):
-        note = notes.get(kind)
-        say(f"{kind}: {count:,}" + (f" ({note})" if note else ""))
+    for line in problem_lines(problems, notes):
+        say(line)
 
 
 def window_from(args: argparse.Namespace):
@@ -95,9 +95,21 @@ def _warn_named(homes: dict) -> None:
         flag = "--" + adapter.flag.replace("_", "-")
         for place in given:
             if not Path(place).expanduser().exists():
-                say(f"{flag} {place}: no such file or folder")
+                say(f"{flag} {place}: no such file or folder{_did_you_mean(Path(place).expanduser())}")
             elif not adapter.discover([place]) and not _transcripts_inside(adapter, Path(place).expanduser()):
                 say(f"{flag} {place}: no {adapter.name} sessions in it")
+
+
+def _did_you_mean(missing: Path) -> str:
+    """A sibling whose name is close to the one given (`~/.claud` -> `~/.claude`), as a hint; else nothing."""
+    import difflib  # only when a word went wrong: every run builds these
+
+    try:
+        names = [entry.name for entry in os.scandir(missing.parent)]
+    except OSError:
+        return ""
+    close = difflib.get_close_matches(missing.name, names, n=1, cutoff=0.75)
+    return f" (did you mean {missing.parent / close[0]}?)" if close else ""
 
 
 def _transcripts_inside(adapter, folder: Path) -> bool:

@@ -141,7 +141,17 @@ def say_empty_window(args: argparse.Namespace, window, measured, deferred: int, 
     for line in outside or [f"looked for {place}" for place in measured.looked_in]:
         say(line)
     if not outside:
-        say(f"try `xshare {command} --all`, a longer --since-days, or `xshare report --demo` for a sample report")
+        say("try " + ", ".join(_empty_window_hints(args, command)) + " or `xshare report --demo` for a sample report")
+
+
+def _empty_window_hints(args: argparse.Namespace, command: str) -> list[str]:
+    """What else to try, leaving out what was given (`--all` suggested to a run that had it helps no one)."""
+    from xshare.sessions.registry import FLAGS
+
+    hints = [] if getattr(args, "all", False) else [f"`xshare {command} --all`", "a longer --since-days"]
+    if any(getattr(args, flag, None) for flag in FLAGS):
+        hints.append("another folder than the one named")
+    return hints
 
 
 def _outside_window(args: argparse.Namespace, window, measured) -> list[str]:
@@ -239,13 +249,17 @@ def cmd_mark(args: argparse.Namespace) -> int:
         for number, mark in enumerate(read_marks(), 1):  # numbered for --remove; in UTC, whatever was stored
             print(f"{number}  {mark_line(mark)}")
         return 0
+    label = " ".join(args.label).strip()
+    if not label:  # `xshare mark ""`: a mark no one could tell apart in a report
+        say('a mark needs words that say what changed, e.g. `xshare mark "CLAUDE.md: search before reading"`')
+        return 2
     try:
         at = parse_cli_time(args.at) if args.at else datetime.now(timezone.utc)
     except ValueError as error:
         say(str(error))
         return 2
     try:
-        mark = add_mark(" ".join(args.label), at)
+        mark = add_mark(label, at)
     except OSError as error:
         say(f"could not store the mark: {error.strerror or error}")
         return 1

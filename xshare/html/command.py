@@ -27,7 +27,7 @@ from xshare.sessions.registry import find, names
 from xshare.sources.adapter import Ambiguous, Looking
 from xshare.sources.claude.files import discover
 from xshare.sources.hermes import state_db as hermes
-from xshare.text import printable
+from xshare.text import printable, problem_lines
 
 
 @dataclass(frozen=True)
@@ -66,8 +66,11 @@ def _found_html(args: HtmlOptions, looking: Looking, out: Path | None, origin: C
         return 2
     try:
         if found.transcript is not None:  # measured with its subagents' files, their pages beside it
+            all_files = discover(transcript_roots(args.claude_roots))
+            subs = subagent_files(found.transcript, all_files)
             path = write_session_page(found.transcript, looking.choice, out, args.claude_roots, origin=origin,
-                                      problems=problems, prices=args.prices)
+                                      problems=problems, all_files=all_files, subs=subs, prices=args.prices)
+            _say_subagent_pages(subs, say)
         else:
             path = write_found_page(found, out, prices=args.prices)
     except OSError as error:
@@ -106,8 +109,8 @@ def _say_problems(problems: Counter, say: Callable[[str], None], demo: bool = Fa
     notes: dict[str, str] = {}
     if demo:
         from xshare.demo.corpus import DELIBERATE_ODDITIES as notes
-    for kind, count in sorted(problems.items()):
-        say(f"{kind}: {count:,}" + (f" ({notes[kind]})" if kind in notes else ""))
+    for line in problem_lines(problems, notes):
+        say(line)
     problems.clear()
 
 
@@ -157,6 +160,11 @@ def _cli_html(args: HtmlOptions, looking: Looking, say: Callable[[str], None], p
         except OSError as error:
             say(f"could not write the index: {error.strerror or error}")
             return 1
+        if path is None:  # an index of nothing is no page: said, as `report` says an empty window
+            for folder in transcript_roots(args.claude_roots):
+                say(f"looked for Claude Code transcripts under {folder}")
+            say("no session to list, so no index was written; try --demo for the sample's index")
+            return 2
         if written:
             say(f"wrote {written:,} session page(s) beside the index")
     else:
@@ -179,6 +187,11 @@ def _cli_html(args: HtmlOptions, looking: Looking, say: Callable[[str], None], p
         except OSError as error:
             say(f"could not write the page: {error.strerror or error}")
             return 1
-        if subs:
-            say(f"wrote {len(subs):,} subagent page(s) beside it, linked from its page")
+        _say_subagent_pages(subs, say)
     return _done(path, args.open)
+
+
+def _say_subagent_pages(subs: list, say: Callable[[str], None]) -> None:
+    """Pages written beside the one asked for are said, not left to be found."""
+    if subs:
+        say(f"wrote {len(subs):,} subagent page(s) beside it, linked from its page")

@@ -239,15 +239,16 @@ def write_index(
     others: Callable[[Path, set[str]], list[Linked]] | None = None,
     habits: Callable[[Measured], list[dict]] | None = None,
     prices: PriceTable | None = None,
-) -> tuple[Path, int]:
+) -> tuple[Path | None, int]:
     """The index of every Claude Code session (and with `others`, the entries of the other agents' sessions,
     their pages written into the index's folder under names not `taken`) (one that made no API call too:
     its share is unknown), each linked to its page; pages that are missing or older than their transcript
     are (re)written first; a transcript that only copies another's session has none. Returns the index
-    path and how many pages were written; what went wrong is added to `problems` (once per transcript: the
-    pages re-read what the index measured). `habits`, given what the index measured (the calls other files
-    bill, the files that copy a session), returns the sessions' habits summaries (html/habit_store.py) for
-    the habits table. `prices`: every page's dollars at list price (None: dollars turned off)."""
+    path (None, and nothing written, when there is no session to list) and how many pages were written;
+    what went wrong is added to `problems` (once per transcript: the pages re-read what the index measured).
+    `habits`, given what the index measured (the calls other files bill, the files that copy a session),
+    returns the sessions' habits summaries (html/habit_store.py) for the habits table. `prices`: every page's
+    dollars at list price (None: dollars turned off)."""
     target = out or html_dir() / "index.html"
     folder = target.parent
     files = claude.discover(transcript_roots(claude_roots))
@@ -277,6 +278,8 @@ def write_index(
         more = others(folder, taken)
         written += len(more)
         entries += more
+    if not entries:
+        return None, written
     entries.sort(key=lambda entry: entry.row.get("last_activity") or "", reverse=True)
     summaries = habits(measured) if habits is not None else None
     page = render_index(entries, measured.tokenizer, _chart(entries, prices), summaries, prices)

@@ -264,6 +264,18 @@ def saved_summary(payload: dict) -> LiveSummary | None:
     return saved if isinstance(saved, dict) else None
 
 
+def waiting_for(payload: dict) -> str:
+    """What a session with no figures yet waits for, so that a line never says "waiting" with no end."""
+    session, transcript = payload.get("session_id"), payload.get("transcript_path")
+    if not isinstance(session, str) or not session or not isinstance(transcript, str) or not transcript:
+        return "no session_id and transcript_path in the status JSON, nothing to measure"
+    if not transcript.endswith(".jsonl"):
+        return "the transcript_path is not a Claude Code transcript (.jsonl), nothing to measure"
+    if not os.path.isfile(transcript):
+        return "waiting for the session's first message (no transcript yet)"
+    return "measuring this session (its first update)"
+
+
 def render(payload: dict, line_format: str = DEFAULT_FORMAT, second: str | None = DEFAULT_LINE2,
            colour: bool = True, update: bool = False, width: int | None = None) -> str:
     saved = saved_summary(payload)
@@ -273,7 +285,7 @@ def render(payload: dict, line_format: str = DEFAULT_FORMAT, second: str | None 
     if update:
         catch_up(payload, saved, bool(values["behind"]))
     if saved is None:
-        return f"explore: waiting for the first update{values['window']}"
+        return f"explore: {waiting_for(payload)}{values['window']}"
     lines = [fit(line_format.format(**values), width)]
     if second:
         extra = fit(second.format(**values), width)

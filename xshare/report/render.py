@@ -24,8 +24,10 @@ from xshare.report.words import (
     ANECDOTE_BELOW,
     COLUMN_NOTES,
     NEURALMIND_NOTE,
+    REREAD_NOTE,
     next_step,
     notes_lines,
+    reading_lines,
     review_note,
     row_unrecorded,
 )
@@ -40,6 +42,11 @@ READINGS = (
      "what the agent reads"),
     (float("inf"), "30% or more", "a large part of your bill, so cutting what the agent reads is where savings are"),
 )
+# the title names what the headline column measures; the line under it says how the other figures relate
+TITLE = "Exploration share of the token bill: how much of what your agents sent the model was code they read"
+HEADLINE = ("The headline is \"Exploration of context\" below. Beside it, \"of billed prompt\" is the same tokens "
+            "over the prompt tokens you were billed for, \"Median session\" a typical session's share, and the "
+            "dollars line prices the same share.")
 NOISE_POINTS = 0.01  # a pooled share this close to a threshold says nothing about the threshold
 UNDATED = "undated"  # Window.place: a session with no plausible start time
 
@@ -343,9 +350,12 @@ class Report:
         deferred = f" ({self.deferred} more still active at the window's end, left for a later run)"
         groups = self.groups.items()
         neuralmind = any(g["billed_tokens"]["neuralmind"] for _, g in groups)  # a column only when it says something
+        reread = any(g["reread_share_of_context"] for _, g in groups)  # Claude Code's alone: shown when it has some
         lines = [
-            "Exploration share of the token bill",
+            *wrap(TITLE, width),
             *wrap(f"{self.window.describe()}. {found}{self._history_note()}.", width),
+            "",
+            *wrap(HEADLINE, width),
             "",
             f"Sessions: {self.sessions:,}{deferred if self.deferred else ''}",
             *(wrap(note, width) if (note := self._unexplained_note()) else []),
@@ -355,10 +365,10 @@ class Report:
             "",
             *table(
                 ("Agent / source", "Sessions", "API calls", "Exploration of context", "of billed prompt",
-                 "Median session", "Re-sent reads"),
+                 "Median session", *(["Re-sent reads"] if reread else [])),
                 [(_label(key), f"{g['sessions']:,}", f"{g['api_calls']:,}", pct(g["exploration_share_of_context"]),
                   pct(g["exploration_share_of_prompt"]), pct(g["median_session_share"]),
-                  pct(g["reread_share_of_context"])) for key, g in groups], width,
+                  *([pct(g["reread_share_of_context"])] if reread else [])) for key, g in groups], width,
             ),
             "",
             *wrap("What else the recorded context holds, and how much of the bill it covers:", width),
@@ -376,15 +386,12 @@ class Report:
                   "measuring: under 10%, 10% to 30%, 30% or more of what was sent):", width),
             "",
         ]
-        readings = [
-            f"  {printable(key)} ({g['sessions']:,} session{'s' if g['sessions'] != 1 else ''}): {g['reading']}"
-            for key, g in groups
-            if g["reading"]
-        ]
-        prose = [*(readings or ["  no interactive sessions in the window"]), *notes_lines(self.groups)]
+        prose = [*(reading_lines(self.groups, READINGS) or ["  no interactive sessions in the window"]),
+                 *notes_lines(self.groups)]
         lines += [part for line in prose for part in wrap(line, width, "    ")]
         note = f" ({self.tokenizer_note})" if self.tokenizer_note else ""
-        notes = (*COLUMN_NOTES[:4], *([NEURALMIND_NOTE] if neuralmind else []), *COLUMN_NOTES[4:])
+        notes = (*COLUMN_NOTES[:4], *([REREAD_NOTE] if reread else []), *([NEURALMIND_NOTE] if neuralmind else []),
+                 *COLUMN_NOTES[4:])
         lines += ["", *wrap(f"Tokenizer: {self.tokenizer}{note}", width), ""]
         lines += [part for line in notes for part in wrap(line, line_width, "  ")]
         if appendix:

@@ -23,13 +23,14 @@ COLUMN_NOTES = (
     "Recorded / billed: how much of that bill the records account for; near 100% means the shares cover the "
     "whole bill (the rest is the system prompt and tool definitions, which no record holds).",
     "Median session: the share of a typical session, half above it and half below, so one long session "
-    "cannot set it. Re-sent reads: files Claude Code sent again on its own after it summarised a long "
-    "conversation; shown beside exploration, not in it.",
+    "cannot set it.",
     "Edits: file edits and writes. Other shell: shell commands that change something.",
     "Only the sessions a person drove (interactive) are read against the bands; those a program drove "
     "(claude -p, the SDKs), subagents and the agent's own internal calls (summaries, side questions) are "
     "shown beside them.",
 )
+REREAD_NOTE = ("Re-sent reads: files Claude Code sent again on its own after it summarised a long conversation; "
+               "shown beside exploration, not in it.")
 NEURALMIND_NOTE = "NeuralMind block: what the NeuralMind code index added to the prompts."
 
 
@@ -59,6 +60,24 @@ def review_note(reviews: int) -> str:
 
 def _section(title: str, notes: list[str]) -> list[str]:
     return ["", title, "", *notes] if notes else []
+
+
+def reading_lines(groups: dict[str, dict], bands: tuple) -> list[str]:
+    """Each band's meaning once, then each interactive group's band (and what qualifies it): the meaning is
+    not repeated for every agent."""
+    readings = {key: group["reading"] for key, group in groups.items() if group.get("reading")}
+    meanings = [f"  {name}: {words}" for _, name, words in bands
+                if any(text.startswith(f"{name}: {words}") for text in readings.values())]
+    return [*meanings, *(
+        f"  {printable(key)} ({groups[key]['sessions']:,} session{'s' if groups[key]['sessions'] != 1 else ''}): "
+        + _band_only(text, bands) for key, text in readings.items())]
+
+
+def _band_only(text: str, bands: tuple) -> str:
+    for _, name, words in bands:
+        if text.startswith(f"{name}: {words}"):
+            return name + text[len(f"{name}: {words}"):]
+    return text
 
 
 def notes_lines(groups: dict[str, dict]) -> list[str]:

@@ -10,6 +10,9 @@ import os
 
 from xshare.sources.claude import lines
 from xshare.state.store import loads
+from xshare.text import problem_at
+
+INCOMPLETE = "last lines incomplete (still being written?), left for later"
 
 _FINGERPRINT = 4096  # the first bytes of a transcript, hashed: a file overwritten in place is read again
 
@@ -80,7 +83,7 @@ class IncrementalLines:
             self._line(pending)
             self.offset += size
         else:
-            self.problems["last lines incomplete (still being written?), left for later"] += 1
+            self.problems[problem_at(INCOMPLETE, self.file.path)] += 1
 
     @staticmethod
     def _whole_object(data: bytes) -> bool:
