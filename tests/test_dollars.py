@@ -138,6 +138,7 @@ def test_exploration_dollars_are_its_share_of_the_prompt_at_the_sessions_mix():
     assert "$2.20 for 2 sessions; the prompts cost $1.95, of which exploration $0.24 (25.0% of the prompts whose " \
         "share is known)" in text and "1 session whose bill is short of their records ($1.00 of the prompts)" in text
     assert "MiniMax-M2.5-highspeed: 3 calls" in text and "no token usage recorded: 1 session" in text
+    assert "Cost nothing: 1 session that made no API call." in text  # every session of the count accounted for
     assert max(len(line) for line in sums.lines(60)) <= 60
 
 

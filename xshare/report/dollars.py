@@ -168,6 +168,8 @@ class DollarSums:
                          f"{_sessions(self.old_rows)} that used several models.")
         if self.no_usage:
             lines.append(f"Not priced, no token usage recorded: {_sessions(self.no_usage)}.")
+        if self.no_calls:  # said, so that every session of the count above is accounted for
+            lines.append(f"Cost nothing: {_sessions(self.no_calls)} that made no API call.")
         return [part for line in lines for part in wrap(line, width, "  ")]
 
 
