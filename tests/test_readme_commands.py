@@ -16,6 +16,9 @@ from xshare.arguments import build_parser, command_parser
 README = Path(__file__).resolve().parents[1] / "README.md"
 PLACEHOLDERS = {"ID": "1f0c2a9e", "PATH": "state.db", "DATE": "2026-11-13", "N": "3", "SESSION": "1f0c2a9e",
                 "FILE": "rows.jsonl", "DIR": "claude"}
+# a line of a code block that is a command (not a program's output that names one): it starts with a command,
+# perhaps after a prompt or variables set for it
+SHELL_LINE = re.compile(r"^\s*[$!]?\s*(?:[A-Z_]+=\S+\s+)*(?:xshare|python3?|\.venv/|\.ci/|cd|\. )")
 NOT_COMMANDS = ("xshare ...", "xshare COMMAND --help")  # the README's words about commands in general
 
 
@@ -42,7 +45,7 @@ def readme_commands() -> list[tuple[str, ...]]:
     text = README.read_text(encoding="utf-8")
     found = set()
     for block in re.findall(r"```[a-z]*\n(.*?)```", text, re.S):
-        for line in (line for line in block.splitlines() if "xshare " in line):
+        for line in (line for line in block.splitlines() if SHELL_LINE.match(line) and "xshare " in line):
             found.update(tuple(words) for words in _commands_in(line))
     for span in re.findall(r"`!?(xshare [^`]+)`", text.replace("\n", " ")):
         found.update(tuple(words) for words in _commands_in(re.sub(r"\s+", " ", span)))
