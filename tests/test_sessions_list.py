@@ -137,3 +137,44 @@ def test_limit_is_checked(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["sessions", "--limit", "-1"])
     assert exit_.value.code == 2 and "0 lists every session" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("columns", [60, 80, 100, 200])
+def test_one_line_a_session_at_any_width_the_least_useful_columns_given_up_first(capsys, monkeypatch, columns):
+    """Issue 31, finding 4: at 100 columns or less each session was a 7-line `key: value` block. Now one line a
+    session, as ccusage lists them: the billed prompt and the calls go first, then the agent, the project is
+    cut to its end; the id, the start, the share and the dollars always stay; what was left out is said."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    code, out, _ = _sessions(capsys, "--demo", "--json")
+    entries = json.loads(out)["sessions"]
+    code, out, _ = _sessions(capsys, "--demo")
+    lines = out.splitlines()
+    assert code == 0 and max(map(len, lines)) <= columns
+    for entry in entries:  # every session on one line of its own, with its id, start and share
+        line = next(line for line in lines if line.startswith(entry["short_id"] + " "))
+        assert entry["started_at"][:10] in line and f"{entry['exploration_share_of_context']:.1%}" in line
+        assert "$" in line or "unknown" in line
+    header = lines[0].split()
+    start = next((index for index, line in enumerate(lines) if line.startswith("Left out to fit")), len(lines))
+    wrapped = [lines[start], *(line.strip() for line in lines[start + 1:start + 3] if line.startswith("  "))] \
+        if start < len(lines) else []
+    said = " ".join(wrapped)
+    if columns >= 200:
+        assert "billed" in header and "calls" in header and not said
+    else:
+        assert "billed" not in header and "billed prompt" in said
+    if columns <= 80:
+        assert "agent/source" not in header and "agent/source" in said and "project" in header
+
+
+def test_a_fitted_table_gives_up_columns_in_the_order_asked_and_none_when_nothing_fits():
+    from xshare.text import fitted_table
+
+    header = ("id", "wide figure", "less", "share")
+    rows = [("a1", "123,456,789,000", "42", "12.5%"), ("b2", "9", "7", "0.1%")]
+    lines, left_out = fitted_table(header, rows, 40, (1, 2))
+    assert left_out == [] and len(lines) == 4
+    lines, left_out = fitted_table(header, rows, 20, (1, 2))
+    assert left_out == ["wide figure"] and lines[0].split() == ["id", "less", "share"]
+    assert max(map(len, lines)) <= 20
+    assert fitted_table(header, rows, 5, (1, 2)) is None  # the id and the share alone are wider

@@ -138,9 +138,24 @@ def table(header: tuple[str, ...], rows: list[tuple[str, ...]], width: int | Non
     return _listed_table(header, rows)
 
 
-def _wide_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+def fitted_table(header: tuple[str, ...], rows: list[tuple[str, ...]], width: int | None,
+                 drop: tuple[int, ...]) -> tuple[list[str], list[str]] | None:
+    """One line a row: the columns in `drop` (least useful first) are given up one by one until the rows fit
+    `width`, as ccusage's tables do; the lines and the headers of the columns given up, or None when even
+    the columns kept do not fit."""
+    kept = list(range(len(header)))
+    for column in (None, *drop):
+        if column is not None:
+            kept.remove(column)
+        lines = _wide_table(tuple(header[i] for i in kept), [tuple(row[i] for i in kept) for row in rows], 0)
+        if width is None or max(map(len, lines)) <= width:
+            return lines, [title for index, title in enumerate(header) if index not in kept]
+    return None
+
+
+def _wide_table(header: tuple[str, ...], rows: list[tuple[str, ...]], label_width: int = 25) -> list[str]:
     widths = [max([len(title)] + [len(row[index]) for row in rows]) for index, title in enumerate(header)]
-    widths[0] = max(widths[0], 25)
+    widths[0] = max(widths[0], label_width)  # the report's groups line up from table to table
 
     def line(cells: tuple[str, ...]) -> str:
         first = cells[0].ljust(widths[0])

@@ -11,9 +11,10 @@ import argparse
 import sys
 
 from xshare.commands.common import looking, price_table, print_json, say
-from xshare.text import output_width, pct, printable, printable_lines, table, wrap
+from xshare.text import fitted_table, output_width, pct, printable, printable_lines, table, wrap
 
-PROJECT_WIDTH = 28  # a project folder longer than this keeps its end, which tells projects apart
+# a project folder longer than the first keeps its end, which tells projects apart; narrower terminals cut more
+PROJECT_CUTS = (28, 20, 14, 10)
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
@@ -46,9 +47,13 @@ def cmd_sessions(args: argparse.Namespace) -> int:
                     "prices": table.to_json() if table is not None else None, "sessions": entries})
         return 0
     width = output_width()
-    sys.stdout.write(_text(entries, width, table))
+    text, left_out = _text(entries, width, table)
+    sys.stdout.write(text)
     more = len(listed) - len(shown)
     notes = [f"{more:,} more in the window: `--limit {len(listed)}` lists them all"] if more else []
+    if left_out:
+        notes.append(f"Left out to fit {width} columns: {', '.join(left_out)} (a wider terminal, `xshare session "
+                     "ID` or `--json` shows them).")
     notes += [_dollars_note(entries, table)] if table is not None else []
     notes += [f"{_kinds_words(not_listed)} not listed: `--subagents` lists them too"] if not_listed else []
     for note in notes:
@@ -112,13 +117,14 @@ def _started(value: object) -> str:
     return f"{moment:%Y-%m-%d %H:%M}" if moment else "-"
 
 
-def _project(name: str | None) -> str:
+def _project(name: str | None, width: int = 28) -> str:
     if not name:
         return "-"
-    return name if len(name) <= PROJECT_WIDTH else "…" + name[-(PROJECT_WIDTH - 1):]
+    return name if len(name) <= width else "…" + name[-(width - 1):]
 
 
-def _text(entries: list[dict], width: int | None, prices=None) -> str:
+def _text(entries: list[dict], width: int | None, prices=None) -> tuple[str, list[str]]:
+    """The list, one line a session, and the columns it left out to fit `width`."""
     from xshare.measure.prices import RowCost
     from xshare.report.session_dollars import cost_cell
 
@@ -128,6 +134,14 @@ def _text(entries: list[dict], width: int | None, prices=None) -> str:
     lines = [(printable(entry["short_id"]), _started(entry["started_at"]),
               printable(f"{entry['agent']}/{entry['source']}"), f"{entry['api_calls']:,}",
               f"{entry['prompt_tokens_billed']:,}", pct(entry["exploration_share_of_context"], "-"),
-              *((cost_cell(RowCost(**entry["cost"])),) if dollars else ()),
-              printable(_project(entry["project"]))) for entry in entries]
-    return printable_lines("\n".join(table(header, lines, width))) + "\n"
+              *((cost_cell(RowCost(**entry["cost"])),) if dollars else ()), entry["project"]) for entry in entries]
+    # given up first: the figures `xshare session ID` repeats, then the agent; the project, which tells sessions
+    # apart, is cut to its end before it goes; never the id, the started time, the share or $
+    billed, calls, agent, project = 4, 3, 2, len(header) - 1
+    for project_width in (*PROJECT_CUTS, 0):
+        cut = [(*row[:project], printable(_project(row[project], project_width))) for row in lines]
+        fitted = fitted_table(header, cut, width, (billed, calls, agent) if project_width else
+                              (billed, calls, agent, project))
+        if fitted is not None:
+            return printable_lines("\n".join(fitted[0])) + "\n", fitted[1]
+    return printable_lines("\n".join(table(header, cut, width))) + "\n", []
