@@ -94,7 +94,9 @@ def test_one_root_under_other_spellings(capsys, tmp_path, config, spellings):
     link.symlink_to(config.parent)
     clean, clean_err = report(capsys, "--claude-root", str(config.parent), "--no-cache")
     roots = [part for s in spellings for part in ("--claude-root", s.format(c=config.parent, link=link))]
-    assert report(capsys, *roots, "--no-cache") == (clean, clean_err)
+    out, err = report(capsys, *roots, "--no-cache")
+    # a problem names its file as the first spelling met named it (the link, when that came first)
+    assert (out, err.replace(str(link), str(config.parent))) == (clean, clean_err)
 
 
 def test_claude_config_dir_naming_one_folder_twice(capsys, monkeypatch, config):

@@ -147,7 +147,7 @@ def test_links_planted_at_every_state_file_are_refused_and_the_figures_stand(cap
     figures = json.loads(captured.out)
     figures["window"].pop("until")
     assert figures == clean
-    said = [line for line in captured.err.splitlines() if "link" in line]
+    said = [line for line in captured.err.splitlines() if "a link" in line]
     assert said == [f"xshare: could not add to the history ({private.LINK_REFUSED}); these "
                     "sessions are remembered only while their transcripts last"]
     warned: list[str] = []  # the count store as a fresh process meets it (this one's counter holds another's)
