@@ -16,7 +16,9 @@ from collections import deque
 
 import pytest
 
+from xshare.measure import fit
 from xshare.measure.ledger import CATEGORIES, FIRST_CALL, ROUNDING_PER_MESSAGE, SPREAD, Ledger
+from xshare.measure.present import Messages
 
 KEY, CATEGORY, TOKENS, COMPACTABLE, LABEL, ADDED_AT, ESTIMATED = range(7)
 
@@ -160,6 +162,17 @@ class OldLedger:
                 "model": state.model, "fresh": state.fresh, "epochs": [list(epoch) for epoch in state.epochs]}
 
 
+def running_ends(messages: Messages) -> list[int]:
+    """Where each present message ends, counted from the oldest, as the columns hold it: the slots before the
+    split as they are, those after it less its lag."""
+    if not len(messages):
+        return []
+    head, gap, gap_end, ends = messages.head, messages.gap, messages.gap_end, messages.ends
+    values = list(ends[head:gap]) + [value - messages.lag for value in ends[gap_end:]] if gap_end else ends[head:]
+    base = ends[head] - messages.tokens[head]
+    return [value - base for value in values]
+
+
 def same(ledger: Ledger, old: OldLedger, detail: bool) -> None:
     assert set(ledger.threads) == set(old.threads)
     for name, state in old.threads.items():
@@ -172,8 +185,7 @@ def same(ledger: Ledger, old: OldLedger, detail: bool) -> None:
         for entry in state.present:
             end += entry[TOKENS]
             ends.append(end)
-        base = messages.ends[messages.head] - messages.tokens[messages.head] if ends else 0
-        assert [value - base for value in messages.ends[messages.head:]] == ends  # the running ends hold
+        assert running_ends(messages) == ends
     assert ledger.billed == old.billed and ledger.calls == old.calls and ledger.trimmed == old.trimmed
     if detail:
         assert ledger.carried == old.carried
@@ -266,8 +278,9 @@ def test_a_saved_state_resumes_with_the_same_figures_in_either_layout(saved: str
 
 
 def test_a_long_context_trimmed_at_both_ends_and_in_the_middle_keeps_its_figures():
-    """Past the thousand messages after which the space before the oldest is given back, with cache reads
-    that keep few, half or nearly all of them (the dropped block moves either way)."""
+    """Past the thousand messages after which the slots of dropped ones are given back (at the split and
+    before the oldest), with cache reads that keep few, half or nearly all of them (the split moves either
+    way)."""
     rng = random.Random(29)
     ledger, old = Ledger(detail=True), OldLedger(FIRST_CALL, 0)
     for step in range(400):
@@ -275,11 +288,13 @@ def test_a_long_context_trimmed_at_both_ends_and_in_the_middle_keeps_its_figures
             size, label = rng.randrange(1, 60), f"m{step}.{number}"
             ledger.add("exploration", size, key=label, label=label)
             old.add("exploration", size, label, "main", True, label, False)
-        bill, read = bill_and_read(old, "main", -rng.randrange(0, 300), rng.choice((0.05, 0.5, 0.95, 0.85)))
+        change = -rng.randrange(0, 300) if step < 100 else -rng.randrange(400, 900)  # it grows, then churns
+        where = 0.5 if 150 <= step < 300 else rng.choice((0.05, 0.5, 0.95, 0.85))  # halfway, call after call
+        bill, read = bill_and_read(old, "main", change, where)
         ledger.call(bill, usage={"cache_read": read})
         old.call(bill, read, "main", None)
         same(ledger, old, detail=True)
-    assert len(old.carried) > 1500 and len(old.threads["main"].present) > 2000
+    assert len(old.carried) > 5000 and len(old.threads["main"].present) > 800
 
 
 def test_a_saved_state_with_a_category_unknown_today_is_refused():
@@ -326,3 +341,13 @@ def test_the_end_of_the_re_read_prefix_is_found_as_fast_among_a_million_messages
     walk from either end (the case where each call re-reads half the context, call after call)."""
     small = min(cpu_of_searches(1000) for _ in range(3))
     assert cpu_of_searches(1_000_000) < 5 * small + 0.05
+
+
+def test_a_thread_with_labels_round_trips_with_them():
+    thread = Ledger(detail=True)._thread("main")
+    for number in range(5):
+        thread.append(number, "exploration", 10 + number, label=(f"read {number}", number) if number % 2 else None)
+    thread.settle(thread.total - 11, thread.total - 30, None, 0, lambda *dropped: None)  # splits it in the middle
+    saved = fit.Thread.from_state(json.loads(json.dumps(thread.to_state())), CATEGORIES[:-1])
+    assert saved.labelled() == thread.labelled() == [("read 1", "exploration", 11, 1), ("read 3", "exploration", 13, 3)]
+    assert saved.sums == thread.sums and saved.total == thread.total == 10 + 11 + 12 + 13 + 14 - 11

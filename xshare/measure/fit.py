@@ -84,13 +84,14 @@ class Thread:
 
     def cap(self, limit: int, removed: Removed) -> None:
         """The oldest messages go while the thread holds more than `limit` (a SPREAD ledger's cap)."""
-        present, count = self.present, 0
-        tokens, head = present.tokens, present.head
-        while count < len(present) and self.total > limit:
-            self._take_out(present.kinds[head + count], tokens[head + count])
-            count += 1
-        self._heard(removed, 0, count)
-        present.remove(0, count)
+        present = self.present
+        first = present.open_at(0)
+        tokens, kinds, stop, end = present.tokens, present.kinds, first, len(present.tokens)
+        while stop < end and self.total > limit:
+            self._take_out(kinds[stop], tokens[stop])
+            stop += 1
+        self._heard(removed, first, stop)
+        present.drop(first, stop)
 
     def _keep_only(self, kept: list[bool], removed: Removed) -> int:
         categories = self.categories
@@ -104,9 +105,9 @@ class Thread:
         self.sums[self.categories[kind & CATEGORY]] -= tokens
         self.total -= tokens
 
-    def _heard(self, removed: Removed, start: int, stop: int) -> None:
-        """`removed` hears of the labelled messages in [start, stop), oldest first (before they go)."""
-        for label, kind, tokens, at in self.present.labelled(start, stop):
+    def _heard(self, removed: Removed, first: int, stop: int) -> None:
+        """`removed` hears of the labelled messages in the slots [first, stop), oldest first (before they go)."""
+        for label, kind, tokens, at in self.present.labelled(first, stop):
             removed(label, self.categories[kind & CATEGORY], tokens, at)
 
     def labelled(self) -> list[tuple[str, str, int, int]]:
@@ -178,21 +179,21 @@ class Thread:
         """Take the excess out of the oldest messages after the first `keep`, a message whole only when the
         excess is larger (a result the agent sent cut short gives way by what was cut); returns what is left."""
         present = self.present
-        tokens, kinds, head = present.tokens, present.kinds, present.head
         over = self._over(bill, rounding)
-        stop, cut = keep, 0
-        while stop < len(present) and over > 0:
-            size = tokens[head + stop]
+        first = present.open_at(keep)  # the messages after the kept ones, in the slots from here on
+        tokens, kinds, stop, end, cut = present.tokens, present.kinds, first, len(present.tokens), 0
+        while stop < end and over > 0:
+            size = tokens[stop]
             if size - rounding > over:
                 cut, over = over, 0
                 break
-            self._take_out(kinds[head + stop], size)
+            self._take_out(kinds[stop], size)
             over -= size - rounding
             stop += 1
         if cut:
-            self._take_out(kinds[head + stop], cut)
-        self._heard(removed, keep, stop)
-        present.remove(keep, stop, cut)
+            self._take_out(kinds[stop], cut)
+        self._heard(removed, first, stop)
+        present.drop(first, stop, cut)
         return over
 
     # --- results ------------------------------------------------------------------------------

@@ -1,32 +1,36 @@
 """A thread's present messages, oldest first, stored by column: what the ledger settles at each call (fit.py).
 
 A session's context may hold millions of messages at once (issue 29: a million tool calls, none trimmed), so a
-message is a few numbers in arrays, not an object: its tokens, where it ends counted from the oldest message
-present, a byte for its category and whether a compaction removes it, a byte for whether its tokens are an
-estimate that can still shrink, and a 64-bit digest of its key (26 bytes). Labels and the call a message
-appeared at are kept only for a ledger with detail (the HTML page), which reads one session.
+message is a few numbers in arrays, not an object: its tokens, where it ends (a running sum), a byte for its
+category and whether a compaction removes it, a byte for whether its tokens are an estimate that can still
+shrink, and a 64-bit digest of its key: 26 bytes. Labels and the call a message appeared at are kept only
+for a ledger with detail (the HTML page), which reads one session.
 
-The messages present are the arrays from `head` on: the oldest leave by moving `head` (the space before it
-is given back once it is half the arrays). `ends` is a running sum: message i ends at `ends[i] - base`,
-where base is `ends[head] - tokens[head]`, so cutting the oldest message or dropping it moves the base and
-nothing else, and the end of the prefix a call re-read is found by bisection. Messages dropped after the
-first `keep` (fit.py's trim) cost the shorter side: the kept block moves up over them, or the later
-messages move down, each a copy in C.
+A call over its bill finds where the prefix the cache re-read ends by bisecting the running sums, and drops
+or cuts the messages right after it (fit.py's steps). So that neither costs a pass over every message, the
+slots are: dropped ones before `head`; the messages before the split; a gap of dropped ones; the messages
+after it, whose running sums are `lag` too high (the tokens dropped at the split). Message i ends at its
+running sum (less the lag after the split) minus the base, the running sum before the oldest, so cutting or
+dropping the oldest moves the base and nothing else. The split moves, a copy in C, only by the messages
+between where the last call's trim was and this one's (about the messages since the last call), and the
+slots of dropped messages are given back once they are as many as the messages present.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import struct
 import sys
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
-from itertools import accumulate, compress, repeat
+from itertools import accumulate, chain, compress, repeat
 from operator import add, sub
 
 COMPACTABLE = 0x80  # in a message's kind byte, beside its category's index
 CATEGORY = 0x7F
+_FIRST_8 = struct.Struct("<Q").unpack_from
 _GIVE_BACK = 1024  # messages gone from the front worth copying the arrays for (and half of them gone)
 
 
@@ -37,11 +41,11 @@ def key_digest(key: str | None) -> int:
     million of each. A digest of 0 is read as no key (a chance of 2**-64)."""
     if key is None:
         return 0
-    return int.from_bytes(hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()[:8], "little")
+    return _FIRST_8(hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest())[0]
 
 
 class Messages:
-    """The present messages of one thread. Positions given and taken are counted from the oldest present."""
+    """The present messages of one thread, oldest first."""
 
     def __init__(self, detail: bool = False) -> None:
         self.tokens = array("q")
@@ -51,14 +55,23 @@ class Messages:
         self.keys = array("Q")
         self.labels: list[tuple[str, int] | None] | None = [] if detail else None  # (label, call it appeared at)
         self.head = 0
+        # the split, when gap_end is not 0: head < gap <= gap_end < len(tokens), the slots in [gap, gap_end)
+        # hold messages dropped, and the ends from gap_end on are `lag` too high (the tokens dropped there)
+        self.gap = self.gap_end = self.lag = 0
         self.estimates = 0  # how many of the present are 1 in `estimated`: none, and nothing is scanned for them
 
     def __len__(self) -> int:
-        return len(self.tokens) - self.head
+        return len(self.tokens) - self.head - (self.gap_end - self.gap)
 
     def _columns(self) -> list:
         columns = [self.tokens, self.ends, self.kinds, self.estimated, self.keys]
         return columns if self.labels is None else [*columns, self.labels]
+
+    def _live(self, column: array | bytearray | list) -> array | bytearray | list:
+        """A column's present part, oldest first."""
+        if self.gap_end:
+            return column[self.head:self.gap] + column[self.gap_end:]
+        return column[self.head:]
 
     def append(self, key: int, kind: int, tokens: int, estimated: bool, label: tuple[str, int] | None) -> None:
         self.ends.append((self.ends[-1] if self.ends else 0) + tokens)
@@ -79,28 +92,39 @@ class Messages:
         """How many of the oldest messages end at or before `limit` (ends never fall: tokens are never negative)."""
         if not len(self):
             return 0
-        return bisect_right(self.ends, limit + self._base(), self.head, len(self.ends)) - self.head
+        ends, head, gap, gap_end = self.ends, self.head, self.gap, self.gap_end
+        target = limit + self._base()
+        if not gap_end:
+            return bisect_right(ends, target, head, len(ends)) - head
+        if ends[gap - 1] > target:
+            return bisect_right(ends, target, head, gap) - head
+        return gap - head + bisect_right(ends, target + self.lag, gap_end, len(ends)) - gap_end
 
-    def labelled(self, start: int = 0, stop: int | None = None) -> Iterator[tuple[str, int, int, int]]:
-        """(label, kind, tokens, call it appeared at) of each labelled message in [start, stop), oldest first."""
+    def labelled(self, first: int | None = None, stop: int | None = None) -> Iterator[tuple[str, int, int, int]]:
+        """(label, kind, tokens, call it appeared at) of each labelled message, oldest first: every one present,
+        or those in the slots [first, stop) (as `open_at` gave them)."""
         if self.labels is None:
             return
-        head = self.head
-        stop = len(self) if stop is None else stop
-        for position in range(head + start, head + stop):
+        if first is not None:
+            slots = range(first, stop)
+        elif self.gap_end:
+            slots = chain(range(self.head, self.gap), range(self.gap_end, len(self.tokens)))
+        else:
+            slots = range(self.head, len(self.tokens))
+        for position in slots:
             found = self.labels[position]
             if found is not None:
                 yield found[0], self.kinds[position], self.tokens[position], found[1]
 
     def iterate(self) -> Iterator[tuple[int, int, int]]:
         """(kind, tokens, key) of each present message, oldest first."""
-        head = self.head
-        return zip(self.kinds[head:], self.tokens[head:], self.keys[head:], strict=True)
+        return zip(self._live(self.kinds), self._live(self.tokens), self._live(self.keys), strict=True)
 
     # --- changes ------------------------------------------------------------------------------
 
     def shrink_estimates(self, over: int) -> list[tuple[int, int]]:
         """Take up to `over` tokens out of the estimates, newest first; returns (kind, tokens taken) of each."""
+        self.close()
         tokens, taken, found = self.tokens, 0, []
         base, oldest = self._base(), len(tokens)
         while taken < over and self.estimates:
@@ -118,44 +142,93 @@ class Messages:
             self.ends[oldest:] = array("q", accumulate(tokens[oldest:], initial=start))[1:]
         return found
 
-    def remove(self, start: int, stop: int, cut: int = 0) -> None:
-        """Drop the messages in [start, stop) and take `cut` tokens out of the one after them (there is one
-        when `cut`). The messages before `start` keep their ends, those after move down by what went."""
-        head = self.head
-        first, after = head + start, head + stop
-        gone = self.ends[after - 1] - (self.ends[first - 1] if first > head else self._base()) if after > first else 0
-        self.estimates -= self.estimated.count(1, first, after)
-        if start <= len(self.tokens) - after:  # the kept block moves up over the dropped ones
-            if start:
-                moved = after - start
-                for column in self._columns():
-                    column[moved:after] = column[head:first]
-                self.ends[moved:after] = array("q", map(add, self.ends[moved:after], repeat(gone + cut)))
-            self.head = after - start
-            if cut:
-                self.tokens[after] -= cut
-        else:  # the later messages move down
+    def open_at(self, keep: int) -> int:
+        """The slot of the message after the oldest `keep`, the split moved there so that it and every later
+        message lie in the slots after it, in order. The split moves by the messages between where it was
+        and `keep`: a call that trims where the last one did costs no copy of the messages kept."""
+        head, gap, gap_end, tokens = self.head, self.gap, self.gap_end, self.tokens
+        if not gap_end:
+            if 0 < keep < len(self):
+                self.gap = self.gap_end = head + keep
+                return head + keep
+            return head + keep
+        left = gap - head
+        if keep < left:  # the messages from `keep` to the split go after it
+            moved = left - keep
             for column in self._columns():
-                del column[first:after]
-            if cut:
-                self.tokens[first] -= cut
-            self.ends[first:] = array("q", map(sub, self.ends[first:], repeat(gone + cut)))
-        self._give_back()
+                column[gap_end - moved:gap_end] = column[head + keep:gap]
+            self.ends[gap_end - moved:gap_end] = array("q", map(add, self.ends[gap_end - moved:gap_end],
+                                                               repeat(self.lag)))
+            self.gap, self.gap_end = head + keep, gap_end - moved
+            if not keep:  # nothing left before the split
+                self.head = self.gap_end
+                self.gap = self.gap_end = self.lag = 0
+        elif keep > left:  # the messages after the split up to `keep` come before it
+            moved = keep - left
+            for column in self._columns():
+                column[gap:gap + moved] = column[gap_end:gap_end + moved]
+            self.ends[gap:gap + moved] = array("q", map(sub, self.ends[gap:gap + moved], repeat(self.lag)))
+            self.gap, self.gap_end = gap + moved, gap_end + moved
+            if self.gap_end == len(tokens):  # nothing left after it
+                self._truncate()
+        return self.gap_end or self.head + keep
 
-    def _give_back(self) -> None:
-        head = self.head
-        if head == len(self.tokens):
+    def drop(self, first: int, stop: int, cut: int = 0) -> None:
+        """Drop the messages in the slots [first, stop), where `open_at` put them, and take `cut` tokens out of
+        the one after them (there is one when `cut`)."""
+        tokens = self.tokens
+        if stop > first:
+            self.estimates -= self.estimated.count(1, first, stop)
+        if first == self.head and not self.gap_end:  # the oldest go: where each ends is counted from the next
+            self.head = stop
+        elif stop > first or cut:  # after the split: the ends from it on are as much too high as what went
+            self.gap_end = stop
+            self.lag += sum(tokens[first:stop]) + cut
+        if cut:
+            tokens[stop] -= cut
+        if self.gap_end and self.gap_end == len(tokens):
+            self._truncate()
+        self._tidy()
+
+    def _truncate(self) -> None:
+        """Nothing after the split: the slots from it on go."""
+        for column in self._columns():
+            del column[self.gap:]
+        self.gap = self.gap_end = self.lag = 0
+
+    def close(self) -> None:
+        """The messages after the split move down to it (their ends made right): one run of slots again."""
+        gap, gap_end = self.gap, self.gap_end
+        if not gap_end:
+            return
+        after = len(self.tokens) - gap_end
+        for column in self._columns():
+            column[gap:gap + after] = column[gap_end:]
+            del column[gap + after:]
+        self.ends[gap:] = array("q", map(sub, self.ends[gap:], repeat(self.lag)))
+        self.gap = self.gap_end = self.lag = 0
+
+    def _tidy(self) -> None:
+        """Slots of dropped messages are given back once they are as many as the messages present."""
+        if not len(self):
             for column in self._columns():
                 del column[:]
-            self.head = 0
-        elif head >= _GIVE_BACK and 2 * head >= len(self.tokens):
+            self.head = self.gap = self.gap_end = self.lag = 0
+            return
+        if self.gap_end - self.gap >= max(_GIVE_BACK, len(self)):
+            self.close()
+        head = self.head
+        if head >= max(_GIVE_BACK, len(self)):
             for column in self._columns():
                 del column[:head]
             self.head = 0
+            if self.gap_end:
+                self.gap, self.gap_end = self.gap - head, self.gap_end - head
 
     def keep_only(self, kept: list[bool], removed: Callable[[str, int, int, int], None]) -> list[tuple[int, int]]:
         """Keep the present messages whose flag in `kept` is set, in order; `removed` hears of each labelled
         one dropped, oldest first. Returns the (kind, tokens) of each dropped."""
+        self.close()
         head = self.head
         dropped = [head + position for position, keep in enumerate(kept) if not keep]
         if not dropped:
@@ -177,11 +250,10 @@ class Messages:
     # --- state --------------------------------------------------------------------------------
 
     def to_state(self) -> dict:
-        head = self.head
-        state = {"tokens": _packed(self.tokens[head:]), "kinds": _packed(self.kinds[head:]),
-                 "estimated": _packed(self.estimated[head:]), "keys": _packed(self.keys[head:])}
+        state = {"tokens": _packed(self._live(self.tokens)), "kinds": _packed(self._live(self.kinds)),
+                 "estimated": _packed(self._live(self.estimated)), "keys": _packed(self._live(self.keys))}
         if self.labels is not None:
-            state["labels"] = [None if found is None else list(found) for found in self.labels[head:]]
+            state["labels"] = [None if found is None else list(found) for found in self._live(self.labels)]
         return state
 
     @classmethod
