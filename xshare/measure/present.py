@@ -31,7 +31,7 @@ from operator import add, sub
 COMPACTABLE = 0x80  # in a message's kind byte, beside its category's index
 CATEGORY = 0x7F
 _FIRST_8 = struct.Struct("<Q").unpack_from
-_GIVE_BACK = 1024  # messages gone from the front worth copying the arrays for (and half of them gone)
+_GIVE_BACK = 1024  # slots of dropped messages worth a copy to give back (once as many as the messages present)
 
 
 def key_digest(key: str | None) -> int:
@@ -74,11 +74,15 @@ class Messages:
         return column[self.head:]
 
     def append(self, key: int, kind: int, tokens: int, estimated: bool, label: tuple[str, int] | None) -> None:
-        self.ends.append((self.ends[-1] if self.ends else 0) + tokens)
+        ends = self.ends
+        ends.append((ends[-1] if ends else 0) + tokens)
         self.tokens.append(tokens)
         self.kinds.append(kind)
-        self.estimated.append(1 if estimated and tokens > 0 else 0)
-        self.estimates += self.estimated[-1]
+        if estimated and tokens > 0:
+            self.estimated.append(1)
+            self.estimates += 1
+        else:
+            self.estimated.append(0)
         self.keys.append(key)
         if self.labels is not None:
             self.labels.append(label)
