@@ -29,11 +29,9 @@ was sent is dropped:
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
-from collections import deque
 from collections.abc import Callable
-from itertools import accumulate, islice
-from operator import itemgetter, sub
+
+from xshare.measure.present import CATEGORY, COMPACTABLE, Messages, key_digest
 
 INHERITED = "inherited"
 OVERHEAD = "overhead"
@@ -42,24 +40,22 @@ OVERHEAD = "overhead"
 # o200k_base moves an estimate by a few percent of the few messages present at an estimation point.
 INHERITED_MARGIN = 4096
 
-# entry layout (plain lists: they serialise as they are); the ledger owns the rest of the fields
-KEY, CATEGORY, TOKENS = 0, 1, 2
-ESTIMATED = 6  # 1 when the tokens are an estimate (an image's, a PDF's), not a count
-
-_BLOCK = 1024  # messages summed at a time in the search for the re-read prefix
-
 # an epoch: [overhead, calls charged with it, whether it may set the thread's smallest estimate]
 _OVERHEAD, _CALLS, _FLOOR = range(3)
+
+# hears of each labelled message dropped (a ledger with detail): its label, category, tokens, the call it appeared at
+Removed = Callable[[str, str, int, int], None]
 
 
 class Thread:
     """One line of conversation: the main one, or a sidechain written into the same file."""
 
-    def __init__(self, categories: tuple[str, ...]) -> None:
-        self.present: deque[list] = deque()
+    def __init__(self, categories: tuple[str, ...], detail: bool = False) -> None:
+        self.categories = categories
+        self.index = {name: number for number, name in enumerate(categories)}
+        self.present = Messages(detail)  # present.py: by column, oldest first
         self.sums = dict.fromkeys(categories, 0)
         self.total = 0
-        self.estimates = 0  # present entries whose tokens are an estimate: none, and nothing is scanned for them
         self.overhead: int | None = None
         self.model: str | None = None  # the last call's
         self.fresh = True  # the next call is an estimation point (first call, or first after a compaction)
@@ -67,24 +63,68 @@ class Thread:
 
     # --- messages -----------------------------------------------------------------------------
 
-    def append(self, entry: list) -> None:
-        self.present.append(entry)
-        self.sums[entry[CATEGORY]] += entry[TOKENS]
-        self.total += entry[TOKENS]
-        self.estimates += _estimated(entry)
+    def append(self, key: int, category: str, tokens: int, *, compactable: bool = True, estimated: bool = False,
+               label: tuple[str, int] | None = None) -> None:
+        """A message appears: `key` its present.key_digest, `label` (label, call it appeared at) with detail."""
+        self.present.append(key, self.index[category] | (COMPACTABLE if compactable else 0), tokens, estimated,
+                            label)
+        self.sums[category] += tokens
+        self.total += tokens
 
-    def take_out(self, entry: list) -> None:
-        """Its tokens leave the sums; the caller removes the entry from `present`."""
-        self.sums[entry[CATEGORY]] -= entry[TOKENS]
-        self.total -= entry[TOKENS]
-        self.estimates -= _estimated(entry)
+    def compact(self, keep: set[int], removed: Removed) -> None:
+        """Every compactable message goes but those whose key digest is in `keep`."""
+        self._keep_only([not kind & COMPACTABLE or key in keep for kind, _, key in self.present.iterate()], removed)
+
+    def clear(self, keys: set[int], removed: Removed) -> int:
+        """The messages whose key digest is in `keys` go; returns how many."""
+        return self._keep_only([key not in keys for _, _, key in self.present.iterate()], removed)
+
+    def clear_all(self, removed: Removed) -> None:
+        self._keep_only([False] * len(self.present), removed)
+
+    def cap(self, limit: int, removed: Removed) -> None:
+        """The oldest messages go while the thread holds more than `limit` (a SPREAD ledger's cap)."""
+        present = self.present
+        first = present.open_at(0)
+        tokens, kinds, stop, end = present.tokens, present.kinds, first, len(present.tokens)
+        while stop < end and self.total > limit:
+            self._take_out(kinds[stop], tokens[stop])
+            stop += 1
+        self._heard(removed, first, stop)
+        present.drop(first, stop)
+
+    def _keep_only(self, kept: list[bool], removed: Removed) -> int:
+        categories = self.categories
+        gone = self.present.keep_only(kept, lambda label, kind, tokens, at: removed(
+            label, categories[kind & CATEGORY], tokens, at))
+        for kind, tokens in gone:
+            self._take_out(kind, tokens)
+        return len(gone)
+
+    def _take_out(self, kind: int, tokens: int) -> None:
+        self.sums[self.categories[kind & CATEGORY]] -= tokens
+        self.total -= tokens
+
+    def _heard(self, removed: Removed, first: int, stop: int) -> None:
+        """`removed` hears of the labelled messages in the slots [first, stop), oldest first (before they go)."""
+        for label, kind, tokens, at in self.present.labelled(first, stop):
+            removed(label, self.categories[kind & CATEGORY], tokens, at)
+
+    def labelled(self) -> list[tuple[str, str, int, int]]:
+        """(label, category, tokens, call it appeared at) of each labelled message present, oldest first."""
+        return [(label, self.categories[kind & CATEGORY], tokens, at)
+                for label, kind, tokens, at in self.present.labelled()]
+
+    @property
+    def estimates(self) -> int:
+        """Present messages whose tokens are an estimate with tokens left to give way."""
+        return self.present.estimates
 
     # --- one call -----------------------------------------------------------------------------
 
-    def settle(self, bill: int, cache_read: int, model: str | None, rounding: int,
-               removed: Callable[[list], None]) -> int:
+    def settle(self, bill: int, cache_read: int, model: str | None, rounding: int, removed: Removed) -> int:
         """Fit the thread to one call's bill (the module's steps 1 and 2); returns the overhead it carried.
-        `removed` hears of every message trimmed."""
+        `removed` hears of every labelled message trimmed."""
         switched = model is not None and self.model is not None and model != self.model
         if model is not None:
             self.model = model
@@ -118,65 +158,42 @@ class Thread:
         self.epochs.append([overhead, 0, floor])
 
     def _shrink_estimates(self, over: int) -> int:
-        """Take up to `over` tokens out of estimated entries, newest first; returns how many were taken."""
-        taken = 0
-        if not self.estimates:  # a call over its bill with no estimate present: no scan of every message
+        """Take up to `over` tokens out of estimated messages, newest first; returns how many were taken."""
+        if not self.present.estimates:  # a call over its bill with no estimate present: no scan of every message
             return 0
-        for entry in reversed(self.present):
-            if taken >= over:
-                break
-            if _estimated(entry) and entry[TOKENS] > 0:
-                cut = min(entry[TOKENS], over - taken)
-                entry[TOKENS] -= cut
-                self.sums[entry[CATEGORY]] -= cut
-                self.total -= cut
-                taken += cut
+        taken = 0
+        for kind, cut in self.present.shrink_estimates(over):
+            self._take_out(kind, cut)
+            taken += cut
         return taken
 
     def _vouched(self, cache_read: int) -> int:
         """How many of the oldest messages end inside the prefix this call re-read from the cache. Where each
-        ends never falls (tokens are never negative), so the first to end beyond it is searched from both
-        ends at once, a block of running sums summed in C at a time: the cost is the shorter side (usually
-        the few messages since the last call), not every message present."""
+        ends never falls (tokens are never negative) and is kept as a running sum: a bisection finds it."""
         limit = cache_read - (self.overhead or 0)
         if self.total <= limit or not self.present:  # all of them, or none to search
             return len(self.present)
-        oldest = map(itemgetter(TOKENS), self.present)
-        newest = map(itemgetter(TOKENS), reversed(self.present))
-        inside, end = 0, 0  # from the oldest: messages ending inside, where the last of them ends
-        beyond, start = 0, self.total  # from the newest: messages ending beyond, where the next older one ends
-        while True:
-            ends = list(accumulate(islice(oldest, _BLOCK), initial=end))[1:]
-            found = bisect_right(ends, limit)
-            if found < len(ends):
-                return inside + found
-            inside, end = inside + found, ends[-1]
-            # the newest first: each ends where the one after it starts; ends fall, so negated they rise
-            starts = list(accumulate(islice(newest, _BLOCK), sub, initial=start))
-            found = bisect_left([-value for value in starts[:-1]], -limit)
-            if found < len(starts) - 1:
-                return len(self.present) - beyond - found
-            beyond, start = beyond + found, starts[-1]
+        return self.present.ending_within(limit)
 
-    def _trim(self, bill: int, rounding: int, removed: Callable[[list], None], keep: int) -> int:
+    def _trim(self, bill: int, rounding: int, removed: Removed, keep: int) -> int:
         """Take the excess out of the oldest messages after the first `keep`, a message whole only when the
         excess is larger (a result the agent sent cut short gives way by what was cut); returns what is left."""
         present = self.present
-        present.rotate(-keep)  # the kept go to the end a block at a time (a popleft each cost a Python step)
         over = self._over(bill, rounding)
-        while len(present) > keep and over > 0:
-            entry = present[0]
-            if entry[TOKENS] - rounding > over:
-                entry[TOKENS] -= over
-                self.sums[entry[CATEGORY]] -= over
-                self.total -= over
-                over = 0
+        first = present.open_at(keep)  # the messages after the kept ones, in the slots from here on
+        tokens, kinds, stop, end, cut = present.tokens, present.kinds, first, len(present.tokens), 0
+        while stop < end and over > 0:
+            size = tokens[stop]
+            if size - rounding > over:
+                cut, over = over, 0
                 break
-            present.popleft()
-            self.take_out(entry)
-            removed(entry)
-            over -= entry[TOKENS] - rounding
-        present.rotate(keep)
+            self._take_out(kinds[stop], size)
+            over -= size - rounding
+            stop += 1
+        if cut:
+            self._take_out(kinds[stop], cut)
+        self._heard(removed, first, stop)
+        present.drop(first, stop, cut)
         return over
 
     # --- results ------------------------------------------------------------------------------
@@ -197,21 +214,36 @@ class Thread:
     # --- state --------------------------------------------------------------------------------
 
     def to_state(self) -> dict:
-        return {"present": list(self.present), "overhead": self.overhead, "model": self.model,
-                "fresh": self.fresh, "epochs": self.epochs}
+        return {"messages": self.present.to_state(), "categories": list(self.categories),
+                "overhead": self.overhead, "model": self.model, "fresh": self.fresh, "epochs": self.epochs}
 
     @classmethod
     def from_state(cls, state: dict, categories: tuple[str, ...]) -> Thread:
+        """A saved thread; one saved before the messages were stored by column (a list of entries) loads too."""
         thread = cls(categories)
         thread.overhead = state["overhead"]
         thread.model = state["model"]
         thread.fresh = state["fresh"]
         thread.epochs = [list(epoch) for epoch in state["epochs"]]
-        for entry in state["present"]:
-            thread.append(entry)
+        if "messages" in state:
+            thread.present = Messages.from_state(state["messages"], thread._kinds_from(state["categories"]))
+            for kind, tokens, _ in thread.present.iterate():
+                thread.sums[categories[kind & CATEGORY]] += tokens
+                thread.total += tokens
+            return thread
+        for key, category, tokens, compactable, *rest in state["present"]:  # the layout before: lists
+            digest = key_digest(None if key is None else str(key))
+            estimated = len(rest) > 2 and bool(rest[2])
+            thread.append(digest, category, tokens, compactable=bool(compactable), estimated=estimated)
         return thread
 
-
-def _estimated(entry: list) -> int:
-    """1 when the entry's tokens are an estimate (entries saved before the flag have none)."""
-    return 1 if len(entry) > ESTIMATED and entry[ESTIMATED] else 0
+    def _kinds_from(self, saved: list[str]) -> bytes:
+        """A bytes.translate table from the kind bytes of a state saved with `saved` categories to today's; a
+        category unknown today raises KeyError (the state is not used)."""
+        table = bytearray(range(256))
+        for number, name in enumerate(saved):
+            table[number] = self.index[name]
+            table[number | COMPACTABLE] = self.index[name] | COMPACTABLE
+        for number in range(len(saved), CATEGORY + 1):
+            table[number] = table[number | COMPACTABLE] = CATEGORY  # no such category: refused on load
+        return bytes(table)

@@ -12,12 +12,11 @@ exceeds its bill. The ledger takes one event at a time and its whole state round
 
 from __future__ import annotations
 
-from collections import deque
-
 from xshare import METHOD_VERSION
 from xshare.measure import fit
 from xshare.measure.economics import Watch
 from xshare.measure.ids import normal_id
+from xshare.measure.present import key_digest
 from xshare.measure.prices import NO_MODEL, band_of
 from xshare.measure.row import SessionRow
 from xshare.measure.timestamps import stamp
@@ -46,9 +45,6 @@ SPREAD = "spread"  # Hermes: the session's bill minus what was present, spread o
 # never drops a message still being sent (the oldest, often the largest: a SessionStart context). Claude Code
 # uses it (checked on the wire); the other readers keep a strict cap until theirs are checked the same way.
 ROUNDING_PER_MESSAGE = 2
-
-# entry layout in a thread's present deque (plain lists: they serialise as they are): fit.KEY ... fit.ESTIMATED
-_KEY, _CATEGORY, _TOKENS, _COMPACTABLE, _LABEL, _ADDED_AT = fit.KEY, fit.CATEGORY, fit.TOKENS, 3, 4, 5
 
 
 class Ledger:
@@ -83,7 +79,7 @@ class Ledger:
     def _thread(self, name: str) -> fit.Thread:
         thread = self.threads.get(name)
         if thread is None:
-            thread = self.threads[name] = fit.Thread(CATEGORIES[:-1])
+            thread = self.threads[name] = fit.Thread(CATEGORIES[:-1], detail=self.detail)
         return thread
 
     # --- events -------------------------------------------------------------------------------
@@ -117,8 +113,8 @@ class Ledger:
         self.first_time[category] += tokens
         if tokens <= 0:
             return
-        self._thread(thread).append([key, category, tokens, compactable, label if self.detail else None, self.calls,
-                                     1 if estimated else 0])
+        self._thread(thread).append(key_digest(key), category, tokens, compactable=compactable, estimated=estimated,
+                                    label=(label, self.calls) if self.detail and label is not None else None)
 
     def call(
         self,
@@ -139,8 +135,7 @@ class Ledger:
             overhead = state.settle(limit, cache_read, model, self.rounding, self._removed)
         else:
             overhead = 0
-            while state.present and state.total > limit:
-                self._remove(state, state.present.popleft())
+            state.cap(limit, self._removed)
         self.calls += 1
         self.prompt_billed += billed_prompt
         billed, carried = self.billed, {}
@@ -194,29 +189,14 @@ class Ledger:
         """A compaction: every compactable message of the thread stops being present, except those whose
         key the compaction kept (Claude Code's preserved messages, re-sent after the summary)."""
         state = self._thread(thread)
-        kept: deque[list] = deque()
-        for entry in state.present:
-            if entry[_COMPACTABLE] and entry[_KEY] not in keep:
-                self._remove(state, entry)
-            else:
-                kept.append(entry)
-        state.present = kept
+        state.compact({key_digest(key) for key in keep}, self._removed)
         state.fresh = True  # what the next call carries beyond the summary says the overhead anew
         self.compactions += 1
         self.mark("compaction")
 
     def trim(self, keys: list[str], thread: str = "main") -> None:
         """The agent cleared these messages (Claude Code microcompaction): not present from now on."""
-        wanted = set(keys)
-        state = self._thread(thread)
-        kept: deque[list] = deque()
-        for entry in state.present:
-            if entry[_KEY] in wanted:
-                self._remove(state, entry)
-            else:
-                kept.append(entry)
-        removed = len(state.present) - len(kept)
-        state.present = kept
+        removed = self._thread(thread).clear({key_digest(key) for key in keys}, self._removed)
         self.trimmed += removed
         self.mark("trimmed", removed)
 
@@ -224,8 +204,7 @@ class Ledger:
         """A sidechain starts over (a new subagent inside an old-format file)."""
         state = self.threads.pop(thread, None)
         if state is not None:
-            for entry in state.present:
-                self._remove(state, entry)
+            state.clear_all(self._removed)
             self.inherited_closed += state.inherited()
             if self.detail:
                 self.call_log = self._split_log(thread, state, self.call_log)
@@ -235,14 +214,10 @@ class Ledger:
         state = self._thread(thread)
         return dict(state.sums), state.overhead or 0
 
-    def _removed(self, entry: list) -> None:
-        """A message the thread dropped (fit.py): logged with detail."""
-        if self.detail and entry[_LABEL] is not None:
-            self.carried.append([entry[_LABEL], entry[_CATEGORY], entry[_TOKENS], entry[_ADDED_AT], self.calls])
-
-    def _remove(self, state: fit.Thread, entry: list) -> None:
-        state.take_out(entry)
-        self._removed(entry)
+    def _removed(self, label: str, category: str, tokens: int, added_at: int) -> None:
+        """A labelled message a thread dropped (fit.py): logged with detail."""
+        if self.detail:
+            self.carried.append([label, category, tokens, added_at, self.calls])
 
     def mark(self, kind: str, value: object = None) -> None:
         """An event (compaction, trim, a person's prompt) before the call numbered `at`; the watch always
@@ -268,10 +243,9 @@ class Ledger:
     def still_carried(self) -> list[list]:
         """Detail only: every labelled message with the calls it rode along, including those present now."""
         open_entries = [
-            [entry[_LABEL], entry[_CATEGORY], entry[_TOKENS], entry[_ADDED_AT], self.calls]
+            [label, category, tokens, added_at, self.calls]
             for state in self.threads.values()
-            for entry in state.present
-            if entry[_LABEL] is not None
+            for label, category, tokens, added_at in state.labelled()
         ]
         return self.carried + open_entries
 
