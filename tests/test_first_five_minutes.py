@@ -212,9 +212,12 @@ def test_the_index_table_keeps_whole_ids_as_tooltips_and_hides_detail_on_a_phone
     assert 'title="agent-acompact-b278210dcea95a24">acompact</span>' in html  # as short as names it in the table
     assert f'data-session="{parent["id"]}"' in html  # the row still carries the whole id
     header = html.split("</thead>")[0]
-    assert header.count("hide-s") == 5  # model, start, duration, calls, of billed: on the session's page
+    # on a phone the agent and source stand under the id, model and start are left to the page; below 1000
+    # pixels duration, calls and the share of the billed prompt too
+    assert header.count("hide-s") == 3 and header.count("hide-m") == 3
+    assert '<span class="show-s note">Claude Code \u00b7 interactive</span>' in html
     assert '<th class="n">Exploration of context</th>' in header  # the headline stays on a phone
-    assert '<td class="src">' in html and 'class="sessions"' in html
+    assert 'class="sessions"' in html
 
 
 def test_the_chart_keeps_mark_labels_above_the_plot_and_the_last_week_inside(tmp_path: Path):
