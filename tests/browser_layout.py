@@ -34,18 +34,23 @@ const tables = [...document.querySelectorAll("table")].map((table) => {
   return {name: named(table), left: box(table).left, right: box(table).right, cut: cut.slice(0, 6),
           tallest: Math.max(0, ...rows.map((tr) => box(tr).height)) / line};
 });
+const overlaps = (svg) => { // labels that run into each other: visible texts on a line less than 4 pixels apart
+  const texts = [...svg.querySelectorAll("text")].filter((t) => box(t).width > 0);
+  return texts.filter((a, i) => texts.slice(i + 1).some((b) => a.getAttribute("y") === b.getAttribute("y") &&
+    box(a).left < box(b).right + 4 && box(b).left < box(a).right + 4)).map((t) => t.textContent); };
 const drawn = (svg, items) => items.filter((el) => { const r = box(el);
   return r.width > 0 && r.left >= -1 && r.right <= width + 1; }).length;
 const charts = [...document.querySelectorAll("svg.chart")].map((svg) => {
   const hits = [...svg.querySelectorAll("rect.hit")];
   const per = parseInt(svg.dataset.per || "1");
   const calls = parseInt((svg.getAttribute("aria-label").match(/([\\d,]+) calls/) || ["", "0"])[1].replace(/,/g, ""));
-  return {kind: "calls", total: calls, shown: Math.min(calls, drawn(svg, hits) * per),
+  return {kind: "calls", total: calls, shown: Math.min(calls, drawn(svg, hits) * per), overlaps: overlaps(svg),
           left: box(svg).left, right: box(svg).right};
 });
 const trends = [...document.querySelectorAll("svg.trend")].map((svg) => {
   const periods = [...svg.querySelectorAll('a[href^="#period-"] rect')];
-  return {kind: "periods", total: periods.length, shown: drawn(svg, periods), left: box(svg).left,
+  return {kind: "periods", total: periods.length, shown: drawn(svg, periods), overlaps: overlaps(svg),
+          left: box(svg).left,
           right: box(svg).right};
 });
 const wide = [...document.querySelectorAll("body *")].filter((el) => !el.closest("svg") &&

@@ -8,7 +8,7 @@ when no chromium binary is installed (`apt-get install chromium`)."""
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -45,12 +45,24 @@ def long_names_session(projects: Path) -> Path:
     return writer.write(projects / "-home-dev-a-monorepo-with-a-rather-long-name" / f"{LONG_ID}.jsonl")
 
 
+def weekly_sessions(projects: Path, weeks: int = 31) -> None:
+    """A short session a week for `weeks` weeks (as the corpus's index has): a chart with many periods."""
+    for week in range(weeks):
+        writer = TranscriptWriter(f"5e55{week:04d}-0000-4000-8000-000000000000", "/home/dev/weekly",
+                                  start=datetime(2026, 1, 5, 9, tzinfo=timezone.utc) + timedelta(weeks=week))
+        writer.user(f"Week {week}: what changed?")
+        writer.read_result(writer.use("Read", {"file_path": "/home/dev/weekly/CHANGES.md"}), "/home/dev/weekly/"
+                           "CHANGES.md", "\n".join(f"- change {n}" for n in range(20 + week)))
+        writer.write(projects / "-home-dev-weekly" / f"5e55{week:04d}-0000-4000-8000-000000000000.jsonl")
+
+
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The index (chart, habits, $ column) over the demo corpus and the long session, and two session pages."""
     tmp = tmp_path_factory.mktemp("layout")
     root = write_demo_corpus(tmp / "claude")  # its projects folder
     long_names_session(root)
+    weekly_sessions(root)
     (tmp / "site").mkdir()
     with pytest.MonkeyPatch.context() as patch:  # conftest's isolated home is per test: this is per module
         for name, value in (("HOME", tmp / "user"), ("XSHARE_HOME", tmp / "home"), ("XSHARE_WORKER", "0"),
@@ -90,6 +102,7 @@ def test_nothing_sticks_out_and_every_chart_draws_all_it_has(pages, browser, nam
     assert layout["charts"]
     for chart in layout["charts"]:
         assert chart["shown"] == chart["total"] > 0, chart
+        assert chart["overlaps"] == [], chart  # its labels legible, none drawn over another
         assert chart["left"] >= -1 and chart["right"] <= width + 1, chart
     if name == "long":
         assert [chart["total"] for chart in layout["charts"]] == [CALLS]

@@ -112,9 +112,11 @@ def _labels(periods: list[str], counts: list[int], unexplained: list[int]) -> st
     for index, (period, count, left_out) in enumerate(zip(periods, counts, unexplained, strict=True)):
         x = _x(index, len(periods))
         named = index % step == 0
+        # every other name is 'minor': a phone, drawing the chart at half size in larger type, hides those
+        minor = ' class="minor"' if index // step % 2 else ""
         short = period if index == 0 or period[:4] != periods[index - 1][:4] else period[5:]
-        text = (f'<text x="{x:.1f}" y="{_HEIGHT - _BOTTOM + 16}" font-size="11" text-anchor="middle">'
-                f'{esc(short)}</text><text x="{x:.1f}" y="{_HEIGHT - _BOTTOM + 30}" font-size="10" '
+        text = (f'<text{minor} x="{x:.1f}" y="{_HEIGHT - _BOTTOM + 16}" font-size="11" text-anchor="middle">'
+                f'{esc(short)}</text><text{minor} x="{x:.1f}" y="{_HEIGHT - _BOTTOM + 30}" font-size="10" '
                 f'text-anchor="middle">n={count}</text>') if named else ""
         out_of = f", {left_out} left out of the calibration" if left_out else ""
         out.append(f'<a href="#period-{esc(period)}"><title>{esc(period)}: {count} interactive session(s){out_of}'
