@@ -100,7 +100,7 @@ def sessions_table(entries: list[Linked], first: str, nested: bool,
                 f'<code>{link}</code><span class="show-s note">{agent}</span></td>'
                 f'<td class="hide-s wide-nowrap">{agent}</td>'
                 f'<td class="hide-s">{_model_cell(row.get("model") or "")}</td>'
-                f'<td class="hide-s wide-nowrap">{when(row.get("started_at"))}</td>'
+                f'<td class="hide-s wide-nowrap">{when(row.get("started_at")).removesuffix(" UTC")}</td>'
                 f'<td class="hide-m nowrap">{duration(row.get("started_at"), row.get("last_activity"))}</td>'
                 f'<td class="n hide-m">{row["api_calls"]:,}</td><td class="n">{num(row["prompt_tokens_billed"])}</td>'
                 f'<td class="n">{pct(row["exploration_share_of_context"])}</td>'
@@ -114,9 +114,10 @@ def sessions_table(entries: list[Linked], first: str, nested: bool,
     dollars_head = '<th class="n" title="at list price">$</th>' if prices is not None else ""
     lines = [line(entry, under) for entry, under in _in_order(entries, nested)]
     return (f'<div class="scroll"><table class="sessions"><thead><tr><th>{first}</th><th class="hide-s">Agent \u00b7 '
-            'source</th><th class="hide-s">Model</th><th class="hide-s">Started</th><th class="hide-m">Duration</th>'
-            '<th class="n hide-m">API calls</th><th class="n">Prompt billed</th><th class="n">Exploration of context'
-            f'</th><th class="n hide-m">of billed prompt</th>{dollars_head}{habit_head}</tr></thead>'
+            'source</th><th class="hide-s">Model</th><th class="hide-s">Started (UTC)</th>'
+            '<th class="hide-m">Duration</th><th class="n hide-m">API calls</th><th class="n">Prompt billed</th>'
+            '<th class="n">Exploration of context</th><th class="n hide-m">of billed prompt</th>'
+            f'{dollars_head}{habit_head}</tr></thead>'
             f'<tbody>{"".join(lines)}</tbody></table></div>\n')
 
 
