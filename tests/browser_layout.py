@@ -31,7 +31,9 @@ const tables = [...document.querySelectorAll("table")].map((table) => {
   const line = parseFloat(getComputedStyle(table).lineHeight) || 20;
   const cut = [...table.querySelectorAll("td, th")].filter((cell) => box(cell).width > 0 &&
     (box(cell).right > width + 1 || box(cell).left < -1)).map((cell) => cell.textContent.trim().slice(0, 24));
+  const holder = table.parentElement; // a scrolling box cuts a table wider than itself
   return {name: named(table), left: box(table).left, right: box(table).right, cut: cut.slice(0, 6),
+          boxed: holder.scrollWidth > holder.clientWidth + 1,
           tallest: Math.max(0, ...rows.map((tr) => box(tr).height)) / line};
 });
 const overlaps = (svg) => { // labels that run into each other: visible texts on a line less than 4 pixels apart

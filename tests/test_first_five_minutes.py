@@ -212,9 +212,9 @@ def test_the_index_table_keeps_whole_ids_as_tooltips_and_hides_detail_on_a_phone
     assert 'title="agent-acompact-b278210dcea95a24">acompact</span>' in html  # as short as names it in the table
     assert f'data-session="{parent["id"]}"' in html  # the row still carries the whole id
     header = html.split("</thead>")[0]
-    # on a phone the agent and source stand under the id, model and start are left to the page; below 1000
-    # pixels duration, calls and the share of the billed prompt too
-    assert header.count("hide-s") == 3 and header.count("hide-m") == 3
+    # on a phone the agent and source stand under the id and the start is left to the page; below 1000
+    # pixels the model, duration, calls and the share of the billed prompt too
+    assert header.count("hide-s") == 2 and header.count("hide-m") == 4
     assert '<span class="show-s note">Claude Code \u00b7 interactive</span>' in html
     assert '<th class="n">Exploration of context</th>' in header  # the headline stays on a phone
     assert 'class="sessions"' in html

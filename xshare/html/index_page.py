@@ -21,6 +21,7 @@ from xshare.text import pct
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 SHOWN_ID = 16  # characters of a long session id a table shows (the whole id is its tooltip and its page)
+LONG_ID = 12  # characters of a shown id beyond which it may wrap (a short one never breaks: 'acompa/ct')
 
 
 def short_id(name: str) -> str:
@@ -92,16 +93,18 @@ def sessions_table(entries: list[Linked], first: str, nested: bool,
         row = entry.row
         name = row["id"].rpartition("/")[2] if child and "/" in row["id"] else row["id"]
         shown = _shown_id(row["id"], short, agent_short, child)
+        # an id that stays long once shortened (a subagent after its session's, a non-UUID) may wrap anywhere
+        long_id = ' class="long-id"' if len(shown) > LONG_ID else ""
         shown = f'<span title="{esc(name)}">{esc(shown)}</span>' if shown != name else esc(name)
         link = f'<a href="{esc(entry.href)}">{shown}</a>' if entry.href else shown
         # on a phone the agent and source stand under the id, their column hidden (template.html)
         agent = f'{esc(AGENTS.get(row["agent"], row["agent"]))} \u00b7 {esc(row["source"])}'
         return (f'<tr class="{"child" if child and nested else ""}" data-session="{esc(row["id"])}"><td>'
-                f'<code>{link}</code><span class="show-s note">{agent}</span></td>'
+                f'<code{long_id}>{link}</code><span class="show-s note">{agent}</span></td>'
                 f'<td class="hide-s wide-nowrap">{agent}</td>'
-                f'<td class="hide-s">{_model_cell(row.get("model") or "")}</td>'
+                f'<td class="hide-m">{_model_cell(row.get("model") or "")}</td>'
                 f'<td class="hide-s wide-nowrap">{when(row.get("started_at")).removesuffix(" UTC")}</td>'
-                f'<td class="hide-m nowrap">{duration(row.get("started_at"), row.get("last_activity"))}</td>'
+                f'<td class="hide-m">{duration(row.get("started_at"), row.get("last_activity"))}</td>'
                 f'<td class="n hide-m">{row["api_calls"]:,}</td><td class="n">{num(row["prompt_tokens_billed"])}</td>'
                 f'<td class="n">{pct(row["exploration_share_of_context"])}</td>'
                 f'<td class="n hide-m">{pct(row["exploration_share_of_prompt"])}</td>'
@@ -114,7 +117,7 @@ def sessions_table(entries: list[Linked], first: str, nested: bool,
     dollars_head = '<th class="n" title="at list price">$</th>' if prices is not None else ""
     lines = [line(entry, under) for entry, under in _in_order(entries, nested)]
     return (f'<div class="scroll"><table class="sessions"><thead><tr><th>{first}</th><th class="hide-s">Agent \u00b7 '
-            'source</th><th class="hide-s">Model</th><th class="hide-s">Started (UTC)</th>'
+            'source</th><th class="hide-m">Model</th><th class="hide-s">Started (UTC)</th>'
             '<th class="hide-m">Duration</th><th class="n hide-m">API calls</th><th class="n">Prompt billed</th>'
             '<th class="n">Exploration of context</th><th class="n hide-m">of billed prompt</th>'
             f'{dollars_head}{habit_head}</tr></thead>'
@@ -138,7 +141,7 @@ def _habit_cell(found: tuple[str, float] | None, href: str | None, known: bool) 
         return "unknown"
     if found is None:
         return "none"
-    text = f"{esc(found[0])} ({num(found[1])})"
+    text = f'<span class="nowrap">{esc(found[0])}</span> ({num(found[1])})'  # at most two lines: name, weight
     section = "exploration" if found[0] == "exploration" else "cache"
     return f'<a href="{esc(href)}#{section}">{text}</a>' if href else text
 
