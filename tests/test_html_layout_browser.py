@@ -7,11 +7,13 @@ when no chromium binary is installed (`apt-get install chromium`)."""
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from agent_fixtures import gemini_messages
 from browser_layout import Browser
 from test_html_browser import CHROMIUM  # tests/ is on sys.path
 
@@ -56,6 +58,22 @@ def weekly_sessions(projects: Path, weeks: int = 31) -> None:
         writer.write(projects / "-home-dev-weekly" / f"5e55{week:04d}-0000-4000-8000-000000000000.jsonl")
 
 
+def gemini_session(home: Path) -> None:
+    """A Gemini CLI session (agent_fixtures's) whose search runs as `run_shell_command`: a tool name of 17
+    characters with no place to break, as the corpus's Gemini sessions have."""
+    messages, _ = gemini_messages()
+    for call in messages[1]["toolCalls"]:
+        if call["name"] == "grep_search":
+            call["name"], call["args"] = "run_shell_command", {"command": "grep -rn retry src/"}
+            call["result"][0]["functionResponse"]["name"] = "run_shell_command"
+    document = {"sessionId": "3c2a1b0d-aaaa-4bbb-8ccc-000000000001", "projectHash": "5f" * 32,
+                "startTime": "2026-02-10T08:59:58.000Z", "lastUpdated": "2026-02-10T09:00:20.000Z",
+                "messages": messages}
+    path = home / "tmp" / ("5f" * 32) / "chats" / "session-2026-02-10T08-59-3c2a1b0d.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(document), encoding="utf-8")
+
+
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The index (chart, habits, $ column) over the demo corpus and the long session, and two session pages."""
@@ -63,6 +81,7 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = write_demo_corpus(tmp / "claude")  # its projects folder
     long_names_session(root)
     weekly_sessions(root)
+    gemini_session(tmp / "gemini")
     (tmp / "site").mkdir()
     with pytest.MonkeyPatch.context() as patch:  # conftest's isolated home is per test: this is per module
         for name, value in (("HOME", tmp / "user"), ("XSHARE_HOME", tmp / "home"), ("XSHARE_WORKER", "0"),
@@ -70,13 +89,15 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             patch.setenv(name, str(value))
         for name in ("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XSHARE_VOCAB"):
             patch.delenv(name, raising=False)
-        assert main(["html", "--index", "--claude-root", str(root), "-o", str(tmp / "site" / "index.html")]) == 0
+        assert main(["html", "--index", "--claude-root", str(root), "--gemini-home", str(tmp / "gemini"), "-o",
+                     str(tmp / "site" / "index.html")]) == 0
     files = discover([root])
     richest = max((f for f in files if f.source == "interactive" and f.session_id != LONG_ID),
                   key=lambda f: f.path.stat().st_size)
     site = tmp / "site"
+    gemini = next(page for page in site.glob("*.html") if "run_shell_command" in page.read_text(encoding="utf-8"))
     return {"index": site / "index.html", "demo": site / xhtml.page_name(richest.session_id),
-            "long": site / xhtml.page_name(LONG_ID)}
+            "long": site / xhtml.page_name(LONG_ID), "gemini": gemini}
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +112,7 @@ def test_the_pages_were_written(pages):
     assert "132 calls" in pages["long"].read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("name", ["index", "demo", "long"])
+@pytest.mark.parametrize("name", ["index", "demo", "long", "gemini"])
 @pytest.mark.parametrize(("width", "phone"), WIDTHS)
 def test_nothing_sticks_out_and_every_chart_draws_all_it_has(pages, browser, name, width, phone):
     layout = browser.measure(pages[name], width, phone)

@@ -299,11 +299,11 @@ def _exploration(data: SessionData) -> str:
         '<th class="n hide-s">Size</th><th class="n hide-s">Calls carried</th><th class="n">Billed tokens</th>'
         '<th class="n">Of exploration</th><th class="n hide-m">On calls</th></tr></thead>'
         f'<tbody>{"".join(lines)}</tbody></table></div>\n')
-    tools = "".join(f'<tr><td>{esc(tool, 60)}</td><td class="n">{count:,}</td><td class="n">{num(size)}</td>'
+    tools = "".join(f'<tr><td>{esc(tool, 60)}</td><td class="n">{count:,}</td><td class="n hide-s">{num(size)}</td>'
                     f'<td class="n">{num(cost)}</td><td class="n">{share_of(cost, billed)}</td></tr>'
                     for tool, (count, size, cost) in costs["by_tool"][:12])
     out.append('<h3>By tool</h3><div class="scroll"><table><thead><tr><th>Tool</th><th class="n">Results</th>'
-               '<th class="n">Size</th><th class="n">Billed tokens</th><th class="n">Of exploration</th></tr>'
+               '<th class="n hide-s">Size</th><th class="n">Billed tokens</th><th class="n">Of exploration</th></tr>'
                f"</thead><tbody>{tools}</tbody></table></div>\n")
     rest = max(0, billed - costs["carried"])
     removed = [
