@@ -114,7 +114,7 @@ def test_the_index_has_the_habits_table_and_each_session_s_costliest_habit():
            "prompt_tokens_billed": 1, "exploration_share_of_context": None, "exploration_share_of_prompt": None}
     page = render_index([Linked(row, "s.html")], tokens.choose(estimate=True, remember=False), "", [summary])
     assert "<h2>Habits" in page and "Costliest habit" in page
-    assert re.search(r'<a href="s\.html#cache">idle \(26,450\)</a>', page)
+    assert re.search(r'<a href="s\.html#cache"><span class="nowrap">idle</span> \(26,450\)</a>', page)
 
 
 def test_habits_in_dollars_at_the_session_model_s_price_of_fresh_input():

@@ -17,7 +17,7 @@ from xshare.measure import tokens
 from xshare.measure.prices import shipped
 from xshare.sources.claude.transcript import discover
 
-NARROW = 500  # headless Chromium's narrowest window; the page's phone layout starts at 640 pixels
+NARROW = 500  # headless Chromium's narrowest window; the page's phone layout starts at 760 pixels
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary (apt-get install chromium)")
 # run after layout, in a copy of the page whose policy lets it run: what sticks out of the window, and where
 # the dollars are drawn (a cell inside a scrolling table box may lie beyond the window: the box scrolls)

@@ -56,7 +56,7 @@ def test_html_index_gives_every_id_a_page_of_its_own(isolated_home: Path, tmp_pa
     pages = {page.name for page in index.parent.glob("*.html")} - {"index.html"}
     assert len(pages) == len(HOSTILE)  # six ids, six pages: none overwrote another
     text = index.read_text()
-    rows = re.findall(r'<tr class="[^"]*" data-session="([^"]*)"><td class="nowrap"><code><a href="([^"]+)"', text)
+    rows = re.findall(r'<tr class="[^"]*" data-session="([^"]*)"><td><code><a href="([^"]+)"', text)
     assert len(rows) == len(HOSTILE) and {href for _, href in rows} == pages
     for shown, href in rows:  # each row links the page of its own session
         assert f'<p class="sub">Session <code>{shown}</code></p>' in (index.parent / href).read_text(), href

@@ -39,15 +39,16 @@ def cache_sections(data: SessionData, rebuilds: list, cards: list, skipped: int)
     lines = "".join(
         f'<tr data-kind="{k}" data-tokens="{usage.get(k, 0)}"><td>{KINDS[k]}</td>'
         f'<td class="n">{datum(f"usage-{k}", usage.get(k, 0), num(usage.get(k, 0)))}</td>'
-        f'<td class="n">{share_of(usage.get(k, 0), volume)}</td><td class="n">{w:g}</td>'
+        f'<td class="n hide-s">{share_of(usage.get(k, 0), volume)}</td><td class="n hide-s">{w:g}</td>'
         f'<td class="n wt">{num(usage.get(k, 0) * w)}</td>'
         f'<td class="n ws">{share_of(usage.get(k, 0) * w, weight)}</td></tr>'
         for k, w in WEIGHTS.items())
-    out.append('<div class="scroll"><table><thead><tr><th>Kind</th><th class="n">Tokens</th><th class="n">By volume'
-               '</th><th class="n">Default weight</th><th class="n">Weighted</th><th class="n">By weight</th></tr>'
-               f'</thead><tbody>{lines}<tr class="total"><td>All</td><td class="n">{num(volume)}</td>'
-               f'<td class="n">100%</td><td></td><td class="n wtot">{num(weight)}</td><td class="n">100%</td></tr>'
-               "</tbody></table></div>\n")
+    # on a phone the volume share and the default weight (the form above says it) are left out
+    out.append('<div class="scroll"><table><thead><tr><th>Kind</th><th class="n">Tokens</th><th class="n hide-s">By '
+               'volume</th><th class="n hide-s">Default weight</th><th class="n">Weighted</th><th class="n">By '
+               f'weight</th></tr></thead><tbody>{lines}<tr class="total"><td>All</td><td class="n">{num(volume)}</td>'
+               f'<td class="n hide-s">100%</td><td class="hide-s"></td><td class="n wtot">{num(weight)}</td>'
+               '<td class="n">100%</td></tr></tbody></table></div>\n')
     if not data.per_call_usage:
         why = "This agent records token counts per session, not per API call, so "
         out.append(not_available("rebuilds", why + "cache rebuilds cannot be found and their causes cannot be named."))
@@ -103,14 +104,17 @@ def _rebuilds(data: SessionData, rebuilds: list, usage: dict) -> str:
     lines = "".join(
         f'<tr data-re5="{_rewritten([r])[0]}" data-re1h="{r.rewritten_1h}" data-resent="{_rewritten([r])[2]}">'
         f'<td class="n">{r.call + 1:,}</td>'
-        f'<td class="hide-s">{when(r.time)}</td><td><b>{r.cause}</b>'
+        f'<td class="hide-m">{when(r.time)}</td><td><b>{r.cause}</b>'
         f'{"<br><span class=note>also: " + ", ".join(r.also) + "</span>" if r.also else ""}</td>'
-        f'<td>{esc(r.detail, 200)}</td><td class="n">{num(r.expected)}</td><td class="n">{num(r.read)}</td>'
-        f'<td class="n">{num(r.written)}</td><td class="n">{num(r.rewritten)}</td>'
+        f'<td>{esc(r.detail, 200)}</td><td class="n hide-m">{num(r.expected)}</td>'
+        f'<td class="n hide-m">{num(r.read)}</td><td class="n hide-s">{num(r.written)}</td>'
+        f'<td class="n hide-s">{num(r.rewritten)}</td>'
         f'<td class="n x">{num(rebuild_weight(r))}</td></tr>' for r in shown)
-    out.append('<div class="scroll"><table><thead><tr><th class="n">Call</th><th class="hide-s">Time</th><th>Cause'
-               '</th><th>Detail</th><th class="n">Cached before</th><th class="n">Read (floor)</th><th class="n">'
-               'Written</th><th class="n">Re-written</th><th class="n">Extra weight</th></tr></thead>'
+    # on a phone: the call, its cause and what it cost (the table above sums the tokens by cause)
+    out.append('<div class="scroll"><table><thead><tr><th class="n">Call</th><th class="hide-m">Time</th><th>Cause'
+               '</th><th>Detail</th><th class="n hide-m">Cached before</th><th class="n hide-m">Read (floor)</th>'
+               '<th class="n hide-s">Written</th><th class="n hide-s">Re-written</th><th class="n">Extra weight</th>'
+               '</tr></thead>'
                f"<tbody>{lines}</tbody></table></div>\n")
     return "".join(out)
 

@@ -5,6 +5,7 @@ week linking to the list of its sessions below the chart."""
 from __future__ import annotations
 
 from xshare.html.cells import esc
+from xshare.measure.ledger import bill_short
 from xshare.measure.prices import PriceTable, row_cost
 from xshare.report.periods import period_of, split_by_period
 from xshare.report.render import READINGS, parse_time, summarize
@@ -14,7 +15,8 @@ from xshare.report.session_dollars import PeriodDollars
 # _TOP leaves a strip above the plot for the marks' labels, _RIGHT room for the last period's name
 _WIDTH, _HEIGHT, _LEFT, _TOP, _BOTTOM, _RIGHT = 780, 290, 48, 40, 40, 40
 _SERIES = (("exploration_share_of_context", "#c0392b", "interactive exploration share"),
-           ("recorded_over_billed", "#2471a3", "calibration (recorded / billed)"))
+           ("calibration", "#2471a3", "calibration (recorded / billed, over the sessions whose bill explains their "
+                                      "records)"))
 
 
 def _y(value: float, top: float) -> float:
@@ -33,8 +35,21 @@ def _figures(rows: list[dict], by: str) -> list[tuple[str, dict | None, list[dic
         interactive = [row for row in members if row.get("source") == "interactive"]
         groups = summarize(interactive)
         pooled = next(iter(groups.values())) if len(groups) == 1 else _pooled(interactive)
+        if pooled:
+            pooled = {**pooled, **_calibration(interactive)}
         result.append((period, pooled, interactive))
     return result
+
+
+def _calibration(rows: list[dict]) -> dict:
+    """Recorded / billed over the sessions whose bill explains their records, and how many are left out. A
+    session whose records show more sent than was billed (ledger.bill_short: its shares are unknown) says
+    nothing of how well the others are modelled, and alone lifts its period's line far above 100% (a Hermes
+    session of the corpus recorded 48 times its bill); a period of only such sessions has no point."""
+    explained = [row for row in rows if not bill_short(row["context_tokens"], row["prompt_tokens_billed"])]
+    prompt = sum(row["prompt_tokens_billed"] for row in explained)
+    context = sum(row["context_tokens"] for row in explained)
+    return {"calibration": context / prompt if prompt > 0 else None, "unexplained": len(rows) - len(explained)}
 
 
 def _pooled(rows: list[dict]) -> dict | None:
@@ -88,19 +103,23 @@ def _axes(top: float) -> str:
     return "".join(out)
 
 
-def _labels(periods: list[str], counts: list[int]) -> str:
-    """Each period's name (the year only where it changes) and session count, linking to its list;
-    with many periods, every few are named so that names do not overlap (all stay linked)."""
+def _labels(periods: list[str], counts: list[int], unexplained: list[int]) -> str:
+    """Each period's name (the year only where it changes) and session count, linking to its list (its
+    tooltip says how many sessions the calibration left out); with many periods, every few are named so that
+    names do not overlap (all stay linked)."""
     step = max(1, -(-len(periods) // 12))
     out = []
-    for index, (period, count) in enumerate(zip(periods, counts, strict=True)):
+    for index, (period, count, left_out) in enumerate(zip(periods, counts, unexplained, strict=True)):
         x = _x(index, len(periods))
         named = index % step == 0
+        # every other name is 'minor': a phone, drawing the chart at half size in larger type, hides those
+        minor = ' class="minor"' if index // step % 2 else ""
         short = period if index == 0 or period[:4] != periods[index - 1][:4] else period[5:]
-        text = (f'<text x="{x:.1f}" y="{_HEIGHT - _BOTTOM + 16}" font-size="11" text-anchor="middle">'
-                f'{esc(short)}</text><text x="{x:.1f}" y="{_HEIGHT - _BOTTOM + 30}" font-size="10" '
+        text = (f'<text{minor} x="{x:.1f}" y="{_HEIGHT - _BOTTOM + 16}" font-size="11" text-anchor="middle">'
+                f'{esc(short)}</text><text{minor} x="{x:.1f}" y="{_HEIGHT - _BOTTOM + 30}" font-size="10" '
                 f'text-anchor="middle">n={count}</text>') if named else ""
-        out.append(f'<a href="#period-{esc(period)}"><title>{esc(period)}: {count} interactive session(s)'
+        out_of = f", {left_out} left out of the calibration" if left_out else ""
+        out.append(f'<a href="#period-{esc(period)}"><title>{esc(period)}: {count} interactive session(s){out_of}'
                    f'</title><rect x="{x - 6:.1f}" y="{_TOP}" width="12" height="{_HEIGHT - _TOP:.0f}" '
                    f'fill="transparent"/>{text}</a>')
     return "".join(out)
@@ -123,18 +142,27 @@ def chart_html(rows: list[dict], marks: list[dict], page_of: dict[str, str], by:
                   if group and group[field] is not None]
         parts.append(_lines(points, colour))
     parts.append(_marks_svg(marks, periods, by))
-    parts.append(_labels(periods, [group["sessions"] if group else 0 for _, group, _ in figures]))
+    parts.append(_labels(periods, [group["sessions"] if group else 0 for _, group, _ in figures],
+                         [group["unexplained"] if group else 0 for _, group, _ in figures]))
     parts.append("</svg></div>")
     legend = "; ".join(f'<svg width="10" height="10"><circle cx="5" cy="5" r="4" fill="{colour}"/></svg> '
                        f"{esc(words)}" for _, colour, words in _SERIES)  # no style attribute: the CSP
     parts.append(f'<p class="sub">{legend}; dashed grey: the reading\'s 10% and 30% lines, and 100%; dashed '
                  f"purple: your marks. n: interactive sessions in the {by} (fewer than 10 is an anecdote). "
+                 + _left_out(figures) +
                  "Each period links to its sessions below" + (f", with what they cost at {esc(prices.describe())} ("
                                                                 "+: sessions with no price left out)" if prices else "")
                  + ".</p>")
     parts += [_period_list(period, members, page_of, prices) for period, _, members in figures]
     parts.append("</section>\n")
     return "".join(parts)
+
+
+def _left_out(figures: list) -> str:
+    """The chart's word on the sessions its calibration leaves out, where it leaves any."""
+    left_out = sum(group["unexplained"] for _, group, _ in figures if group)
+    return (f"{left_out:,} interactive session(s) whose records show more sent than was billed are left out of "
+            "the calibration (their shares are unknown: the records cannot explain the bill). " if left_out else "")
 
 
 def _period_list(period: str, members: list[dict], page_of: dict[str, str], prices: PriceTable | None) -> str:

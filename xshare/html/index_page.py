@@ -21,6 +21,7 @@ from xshare.text import pct
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 SHOWN_ID = 16  # characters of a long session id a table shows (the whole id is its tooltip and its page)
+LONG_ID = 12  # characters of a shown id beyond which it may wrap (a short one never breaks: 'acompa/ct')
 
 
 def short_id(name: str) -> str:
@@ -92,16 +93,21 @@ def sessions_table(entries: list[Linked], first: str, nested: bool,
         row = entry.row
         name = row["id"].rpartition("/")[2] if child and "/" in row["id"] else row["id"]
         shown = _shown_id(row["id"], short, agent_short, child)
+        # an id that stays long once shortened (a subagent after its session's, a non-UUID) may wrap anywhere
+        long_id = ' class="long-id"' if len(shown) > LONG_ID else ""
         shown = f'<span title="{esc(name)}">{esc(shown)}</span>' if shown != name else esc(name)
         link = f'<a href="{esc(entry.href)}">{shown}</a>' if entry.href else shown
-        return (f'<tr class="{"child" if child and nested else ""}" data-session="{esc(row["id"])}"><td class="nowrap">'
-                f'<code>{link}</code></td><td class="src">{esc(AGENTS.get(row["agent"], row["agent"]))} \u00b7 '
-                f'{esc(row["source"])}</td><td class="hide-s nowrap"><code>{esc(row.get("model") or "")}</code></td>'
-                f'<td class="hide-s nowrap">{when(row.get("started_at"))}</td>'
-                f'<td class="hide-s nowrap">{duration(row.get("started_at"), row.get("last_activity"))}</td>'
-                f'<td class="n hide-s">{row["api_calls"]:,}</td><td class="n">{num(row["prompt_tokens_billed"])}</td>'
+        # on a phone the agent and source stand under the id, their column hidden (template.html)
+        agent = f'{esc(AGENTS.get(row["agent"], row["agent"]))} \u00b7 {esc(row["source"])}'
+        return (f'<tr class="{"child" if child and nested else ""}" data-session="{esc(row["id"])}"><td>'
+                f'<code{long_id}>{link}</code><span class="show-s note">{agent}</span></td>'
+                f'<td class="hide-s wide-nowrap">{agent}</td>'
+                f'<td class="hide-m">{_model_cell(row.get("model") or "")}</td>'
+                f'<td class="hide-s wide-nowrap">{when(row.get("started_at")).removesuffix(" UTC")}</td>'
+                f'<td class="hide-m">{duration(row.get("started_at"), row.get("last_activity"))}</td>'
+                f'<td class="n hide-m">{row["api_calls"]:,}</td><td class="n">{num(row["prompt_tokens_billed"])}</td>'
                 f'<td class="n">{pct(row["exploration_share_of_context"])}</td>'
-                f'<td class="n hide-s">{pct(row["exploration_share_of_prompt"])}</td>'
+                f'<td class="n hide-m">{pct(row["exploration_share_of_prompt"])}</td>'
                 + (f'<td class="n">{esc(cost_cell(row_cost(row, prices)))}</td>' if prices is not None else "")
                 + (f'<td class="hide-s">{_habit_cell(costliest.get(row["id"]), entry.href, row["id"] in costliest)}'
                    "</td>" if costliest is not None else "")
@@ -110,11 +116,18 @@ def sessions_table(entries: list[Linked], first: str, nested: bool,
     habit_head = '<th class="hide-s">Costliest habit</th>' if costliest is not None else ""
     dollars_head = '<th class="n" title="at list price">$</th>' if prices is not None else ""
     lines = [line(entry, under) for entry, under in _in_order(entries, nested)]
-    return (f'<div class="scroll"><table class="sessions"><thead><tr><th>{first}</th><th>Agent \u00b7 source</th>'
-            '<th class="hide-s">Model</th><th class="hide-s">Started</th><th class="hide-s">Duration</th><th class="n '
-            'hide-s">API calls</th><th class="n">Prompt billed</th><th class="n">Exploration of context</th><th '
-            f'class="n hide-s">of billed prompt</th>{dollars_head}{habit_head}</tr></thead><tbody>{"".join(lines)}'
-            '</tbody></table></div>\n')
+    return (f'<div class="scroll"><table class="sessions"><thead><tr><th>{first}</th><th class="hide-s">Agent \u00b7 '
+            'source</th><th class="hide-m">Model</th><th class="hide-s">Started (UTC)</th>'
+            '<th class="hide-m">Duration</th><th class="n hide-m">API calls</th><th class="n">Prompt billed</th>'
+            '<th class="n">Exploration of context</th><th class="n hide-m">of billed prompt</th>'
+            f'{dollars_head}{habit_head}</tr></thead>'
+            f'<tbody>{"".join(lines)}</tbody></table></div>\n')
+
+
+def _model_cell(model: str) -> str:
+    """A model's name on at most two lines (a provider's long names would make the row a tall gap); the
+    whole name is its tooltip, and the session's page shows it."""
+    return f'<code class="two-lines" title="{esc(model)}">{esc(model)}</code>' if model else ""
 
 
 def _costliest(summaries: list[dict]) -> dict[str, tuple[str, float] | None]:
@@ -128,7 +141,7 @@ def _habit_cell(found: tuple[str, float] | None, href: str | None, known: bool) 
         return "unknown"
     if found is None:
         return "none"
-    text = f"{esc(found[0])} ({num(found[1])})"
+    text = f'<span class="nowrap">{esc(found[0])}</span> ({num(found[1])})'  # at most two lines: name, weight
     section = "exploration" if found[0] == "exploration" else "cache"
     return f'<a href="{esc(href)}#{section}">{text}</a>' if href else text
 
@@ -140,18 +153,21 @@ def habits_table(summaries: list[dict]) -> str:
     for line in pooled["habits"] + pooled["cost_nothing"]:
         unknown = sum(sum(agents.values()) for agents in line["sessions_unknown"].values())
         note = f' <span class="note">(unknown for {unknown:,} session(s))</span>' if unknown else ""
-        # the place for a dollar column: the price table fills a cell here, beside the weight
-        lines.append(f'<tr><td>{esc(line["what"])}{note}</td><td class="n">{line["events"]:,}</td>'
-                     f'<td class="n">{num(line["cost_weight"])}</td><td class="n">{pct(line["share_of_weighted_bill"])}'
-                     f'</td><td class="n">{num(line["saving_weight"])}</td>'
-                     f'<td class="hide-s">{esc(line["change"])}, assuming {esc(line["assumption"])}</td></tr>')
+        # the place for a dollar column: the price table fills a cell here, beside the weight; on a phone the
+        # habit, its share of the bill and the saving (the habit's words need the width)
+        lines.append(f'<tr><td>{esc(line["what"])}{note}</td><td class="n hide-s">{line["events"]:,}</td>'
+                     f'<td class="n hide-s">{num(line["cost_weight"])}</td>'
+                     f'<td class="n">{pct(line["share_of_weighted_bill"])}</td>'
+                     f'<td class="n">{num(line["saving_weight"])}</td>'
+                     f'<td class="hide-m">{esc(line["change"])}, assuming {esc(line["assumption"])}</td></tr>')
     return ("<h2>Habits: what each cost, and what changing it would have saved</h2>\n"
             f'<p class="sub">Weighted bill of these sessions: {num(pooled["weighted_bill"])} (fresh input 1, cache read'
             " 0.1, cache write 1.25 or 2, output 5). Savings overlap; do not add them up. `xshare advice` says the "
             "same in text.</p>\n"
-            '<div class="scroll"><table class="habits"><thead><tr><th>Habit</th><th class="n">Events</th><th class="n">'
-            'Cost (weighted)</th><th class="n">Of the bill</th><th class="n">Saving</th><th class="hide-s">Change and '
-            f'assumption</th></tr></thead><tbody>{"".join(lines)}</tbody></table></div>\n')
+            '<div class="scroll"><table class="habits"><thead><tr><th>Habit</th><th class="n hide-s">Events</th>'
+            '<th class="n hide-s">Cost (weighted)</th><th class="n">Of the bill</th><th class="n">Saving</th>'
+            f'<th class="hide-m">Change and assumption</th></tr></thead><tbody>{"".join(lines)}</tbody></table>'
+            '</div>\n')
 
 
 def render_index(entries: list[Linked], tokenizer: TokenizerChoice, chart: str = "",
@@ -163,7 +179,8 @@ def render_index(entries: list[Linked], tokenizer: TokenizerChoice, chart: str =
     dollars = f" $: xshare's {esc(prices.describe())}." if prices is not None else ""
     sessions = f"{len(entries):,} session{'s' if len(entries) != 1 else ''}"
     return "".join([
-        head("xshare \u00b7 sessions"), "<body>\n<main>\n<h1>Sessions: where the prompt tokens went</h1>\n",
+        head("xshare \u00b7 sessions"),  # main.index: wider than a session page's, for the table
+        '<body>\n<main class="index">\n<h1>Sessions: where the prompt tokens went</h1>\n',
         f'<p class="sub">{sessions} ({esc(kinds_text(count_kinds(entry.row for entry in entries)))}), newest first; '
         "a session's subagents and continuations under it. "
         f"Tokenizer: {esc(tokenizer.name)}{note}.{dollars}</p>\n", chart, habits_table(habits) if habits else "",

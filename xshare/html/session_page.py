@@ -219,7 +219,9 @@ def _chart(data: SessionData, rebuilds: list) -> str:
                    f'<title>{name}: billed {num(billed[column])}; {parts}</title></rect>')
     for index in sorted({0, columns // 4, columns // 2, 3 * columns // 4, columns - 1}):
         call = total if index == columns - 1 else index * per + 1  # the axis ends at the last call
-        out.append(f'<text x="{left + (index + 0.5) * cw:.1f}" y="302" text-anchor="middle">{call:,}</text>')
+        # the last call's number ends at the plot's edge, so that no part of it is cut off
+        x, anchor = (left + width, "end") if index == columns - 1 else (left + (index + 0.5) * cw, "middle")
+        out.append(f'<text x="{x:.1f}" y="302" text-anchor="{anchor}">{call:,}</text>')
     out.append("</svg>")
     return "".join(out)
 
@@ -258,16 +260,16 @@ def _composition(data: SessionData, rebuilds: list) -> str:
                       else "\u2014")  # neither is in the file: never read there for a first time
         lines.append(f'<tr><td class="nowrap">{swatch(category)}{LABELS[category]}</td>'
                      f'<td class="n">{datum(f"billed-{category}", billed, num(billed))}</td>'
-                     f'<td class="n">{share_of(billed, context)}</td><td class="n">{first_cell}</td>'
+                     f'<td class="n">{share_of(billed, context)}</td><td class="n hide-s">{first_cell}</td>'
                      f'<td class="note hide-s">{ABOUT[category]}</td></tr>')
     out.append(
         '<h3>Billed tokens by category</h3><div class="scroll"><table><thead><tr><th>Category</th>'
-        '<th class="n">Billed tokens</th><th class="n">Share of context</th><th class="n">First time</th>'
+        '<th class="n">Billed tokens</th><th class="n">Share of context</th><th class="n hide-s">First time</th>'
         f'<th class="hide-s">What it holds</th></tr></thead><tbody>{"".join(lines)}'
-        f'<tr class="total"><td>Context</td><td class="n">{num(context)}</td><td class="n">100%</td><td></td>'
-        '<td class="hide-s"></td></tr></tbody></table></div>\n<p class="note">Billed tokens of a category: the '
-        "sum over API calls of its tokens present in that call\u2019s context. First time: the same content "
-        "counted once.</p></section>\n")
+        f'<tr class="total"><td>Context</td><td class="n">{num(context)}</td><td class="n">100%</td>'
+        '<td class="hide-s"></td><td class="hide-s"></td></tr></tbody></table></div>\n<p class="note">Billed tokens '
+        "of a category: the sum over API calls of its tokens present in that call\u2019s context. First time: the "
+        "same content counted once.</p></section>\n")
     return "".join(out)
 
 
@@ -286,22 +288,22 @@ def _exploration(data: SessionData) -> str:
     lines = []
     for rank, result in enumerate(costs["top"], 1):
         # calls are numbered from 1 on the page; a result added at index a and removed at r rode a+1..r
-        lines.append(f'<tr><td class="n">{rank}</td><td>{esc(result.tool, 60)}</td>'
+        lines.append(f'<tr><td class="n hide-m">{rank}</td><td>{esc(result.tool, 60)}</td>'
                      f"<td>{code_cell(result.target) if result.target else ''}</td>"
-                     f'<td class="n">{num(result.tokens)}</td><td class="n">{result.calls:,}</td>'
+                     f'<td class="n hide-s">{num(result.tokens)}</td><td class="n hide-s">{result.calls:,}</td>'
                      f'<td class="n">{num(result.billed)}</td><td class="n">{share_of(result.billed, billed)}</td>'
-                     f'<td class="n hide-s">{result.added + 1:,}\u2013{result.removed:,}</td></tr>')
+                     f'<td class="n hide-m">{result.added + 1:,}\u2013{result.removed:,}</td></tr>')
     out.append(
         f"<h3>The {len(costs['top'])} costliest of {costs['results']:,} exploration results</h3>"
-        '<div class="scroll"><table><thead><tr><th class="n">#</th><th>Tool</th><th>Command or path</th>'
-        '<th class="n">Size</th><th class="n">Calls carried</th><th class="n">Billed tokens</th>'
-        '<th class="n">Of exploration</th><th class="n hide-s">On calls</th></tr></thead>'
+        '<div class="scroll"><table><thead><tr><th class="n hide-m">#</th><th>Tool</th><th>Command or path</th>'
+        '<th class="n hide-s">Size</th><th class="n hide-s">Calls carried</th><th class="n">Billed tokens</th>'
+        '<th class="n">Of exploration</th><th class="n hide-m">On calls</th></tr></thead>'
         f'<tbody>{"".join(lines)}</tbody></table></div>\n')
-    tools = "".join(f'<tr><td>{esc(tool, 60)}</td><td class="n">{count:,}</td><td class="n">{num(size)}</td>'
+    tools = "".join(f'<tr><td>{esc(tool, 60)}</td><td class="n">{count:,}</td><td class="n hide-s">{num(size)}</td>'
                     f'<td class="n">{num(cost)}</td><td class="n">{share_of(cost, billed)}</td></tr>'
                     for tool, (count, size, cost) in costs["by_tool"][:12])
     out.append('<h3>By tool</h3><div class="scroll"><table><thead><tr><th>Tool</th><th class="n">Results</th>'
-               '<th class="n">Size</th><th class="n">Billed tokens</th><th class="n">Of exploration</th></tr>'
+               '<th class="n hide-s">Size</th><th class="n">Billed tokens</th><th class="n">Of exploration</th></tr>'
                f"</thead><tbody>{tools}</tbody></table></div>\n")
     rest = max(0, billed - costs["carried"])
     removed = [
