@@ -67,6 +67,8 @@ def test_a_short_bill_is_left_out_of_the_group_shares_of_the_bill() -> None:
     assert group["median_session_share"] == pytest.approx((0.1 + 0.3) / 2)  # the lost one has no share
     assert group["context_tokens"] == 803_000 and group["sessions"] == 3  # still counted
     assert group["prompt_tokens_billed"] == 20_700  # the bill is still the bill
+    # the calibration over the same two: 3,000 of 3,700, never the 3,880% the lost one would make of it
+    assert group["recorded_over_billed"] == pytest.approx(3000 / 3700)
     assert summarize(good)["hermes/interactive"]["bill_short_sessions"] == 0
 
 

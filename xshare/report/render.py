@@ -268,7 +268,9 @@ class GroupSums:
             # sessions whose records show more sent than was billed: their shares unknown, out of the group's
             "bill_short_sessions": self.bill_short,
             "context_tokens": self.context,
-            "recorded_over_billed": share(self.context, self.prompt),
+            # over the sessions the shares are taken over: one whose records exceed its bill is said apart (the
+            # header, bill_short_sessions), not folded into the group's calibration, as the index's chart does
+            "recorded_over_billed": share(self.covered_context, self.covered_prompt),
             "exploration_share_of_context": pooled,
             "exploration_share_of_prompt": share(self.covered_exploration, self.covered_prompt),
             "median_session_share": median,
