@@ -21,21 +21,29 @@ one response repeats all three, and so does every copy of it. A proxy that sends
 (or message id) on every call still gives each call another message id, or another prompt, so its calls
 stay apart. Copies are settled across every file one command reads (`settle`), whatever folder or root
 holds them: a backup copied into `<project>/sessions/` or into another root bills nothing twice.
+
+A call is held by its key's 64-bit digest (xshare/measure/digests.py, which states the collision bound), and
+its time packed in one number (`CallTimes`): a file's own calls cost about 16 bytes each in the reader, in the
+worker's answer and in the rows cache, and the calls another file bills travel as digests too.
 """
 
 from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
+from xshare.measure.digests import DigestMap, digest
 from xshare.sources.claude import files, lines
 
 _IDS = re.compile(rb'"(requestId|id)"\s*:\s*"([^"\\]{1,200})"')
 _OVERLAP = 256  # bytes kept from one chunk to the next, so an id cut between chunks is still found
 _LAST = "\uffff"  # sorts after every timestamp: a call without one loses every tie it can
 SEPARATOR = "\x1f"  # between a call key's parts (the ASCII unit separator: no id holds it)
+# Claude Code's own form of a time: its digits, read as one number, sort as the text does
+_STAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z")
+_NO_TIME, _ODD_TIME = -1, -2  # a call without a time; one in another form, kept as text
 
 
 def call_key(request_id: object, message_id: object, snapshot: list[int] | None) -> str | None:
@@ -73,6 +81,12 @@ def scan_ids(path: Path) -> tuple[frozenset[str], frozenset[str]]:
     return requests, ids
 
 
+def may_share(mine: tuple[frozenset[str], frozenset[str]], theirs: tuple[frozenset[str], frozenset[str]]) -> bool:
+    """Whether two transcripts whose ids are scanned (`scan_ids`) can hold one call: they share a request id
+    or another id. Every call `holds` finds in `theirs` passes (its ids are written in both files)."""
+    return not (mine[0].isdisjoint(theirs[0]) and mine[1].isdisjoint(theirs[1]))
+
+
 def holds(scanned: tuple[frozenset[str], frozenset[str]], key: object) -> bool:
     """Whether a transcript whose ids are `scanned` can hold this call: its request id and its message id
     are both written there (a key without ids, a row's uuid: never)."""
@@ -108,26 +122,89 @@ def transcripts_in(project: Path) -> list[Path]:
     return sorted(found)
 
 
-class Copies:
-    """One reader's copies: which of the file's calls are another file's, and when each of its own began."""
+class CallTimes:
+    """A file's own calls, by their keys' digests, and when each began: a time of Claude Code's form
+    (2026-11-01T09:30:00.123Z) packed as its digits in one number, a time of any other form kept as text."""
 
-    def __init__(self, path: Path, internal: bool, copied: Iterable[str] = ()) -> None:
+    def __init__(self) -> None:
+        self.packed = DigestMap(1, "q")
+        self.odd: dict[int, str] = {}
+
+    def __len__(self) -> int:
+        return len(self.packed)
+
+    def __contains__(self, named: int) -> bool:
+        return named in self.packed
+
+    def own(self, named: int, time: object) -> None:
+        """The call whose key has this digest, first seen at `time` (a later sighting changes nothing)."""
+        if named in self.packed:
+            return
+        if not isinstance(time, str):
+            code = _NO_TIME
+        elif _STAMP.fullmatch(time):
+            code = int(time[0:4] + time[5:7] + time[8:10] + time[11:13] + time[14:16] + time[17:19] + time[20:23])
+        else:
+            code, self.odd[named] = _ODD_TIME, time
+        self.packed.put(named, (code,))
+
+    def keys(self) -> Iterator[int]:
+        return self.packed.keys()
+
+    __iter__ = keys
+
+    def items(self) -> Iterator[tuple[int, str | None]]:
+        """(digest, time) of every call, the time as the row wrote it."""
+        for named, (code,) in self.packed.items():
+            yield named, _time_of(code) if code >= 0 else self.odd.get(named)
+
+    def to_json(self) -> dict:
+        return {"calls": self.packed.text(), "odd": {str(named): time for named, time in self.odd.items()}}
+
+    @classmethod
+    def from_json(cls, saved: dict) -> CallTimes:
+        """Times saved by `to_json` (raises ValueError, TypeError or KeyError for another shape)."""
+        times = cls()
+        times.packed = DigestMap.from_text(saved["calls"], 1, "q")
+        times.odd = {int(named): time for named, time in saved["odd"].items() if isinstance(time, str)}
+        return times
+
+    @classmethod
+    def of_keys(cls, saved: dict) -> CallTimes:
+        """The times of an older saved state: call key -> time."""
+        times = cls()
+        for key, time in saved.items():
+            times.own(digest(key), time)
+        return times
+
+
+def _time_of(code: int) -> str:
+    digits = f"{code:017d}"
+    return (f"{digits[0:4]}-{digits[4:6]}-{digits[6:8]}T{digits[8:10]}:{digits[10:12]}:{digits[12:14]}."
+            f"{digits[14:17]}Z")
+
+
+class Copies:
+    """One reader's copies: which of the file's calls are another file's, and when each of its own began. A
+    call is named by its key's digest (`named`)."""
+
+    def __init__(self, path: Path, internal: bool, copied: Iterable[int] = ()) -> None:
         self.path = path
         self.internal = internal
-        self.copied: set[str] = set(copied)  # call keys this file holds but does not bill
-        self.times: dict[str, str | None] = {}  # the file's own calls: key -> its first row's timestamp
+        self.copied = DigestMap.of(copied)  # the calls this file holds but does not bill
+        self.times = CallTimes()  # the file's own calls and when each began
         self._parent_ids: tuple[frozenset[str], frozenset[str]] | None = None  # internal agents' (scan_ids)
 
-    def is_copy(self, key: object, row: dict) -> bool:
-        """Whether this assistant row's call is a copy of another file's."""
-        if isinstance(key, str) and key in self.copied:
+    def is_copy(self, key: object, named: int | None, row: dict) -> bool:
+        """Whether this assistant row's call (its key, and the key's digest) is a copy of another file's."""
+        if named is not None and named in self.copied:
             return True
         origin = row.get("requestSessionId")
         marked = isinstance(origin, str) and origin != row.get("sessionId")
-        if not marked and self.internal and isinstance(key, str) and key not in self.times:
+        if not marked and self.internal and named is not None and named not in self.times:
             marked = holds(self._parents(), key)
-        if marked and isinstance(key, str):
-            self.copied.add(key)
+        if marked and named is not None:
+            self.copied.put(named)
         return marked
 
     def _parents(self) -> tuple[frozenset[str], frozenset[str]]:
@@ -136,18 +213,24 @@ class Copies:
             self._parent_ids = scan_ids(main) if main is not None else (frozenset(), frozenset())
         return self._parent_ids
 
-    def own(self, key: object, time: object) -> None:
-        """One of the file's own calls, first seen at `time`."""
-        if isinstance(key, str) and key not in self.times:
-            self.times[key] = time if isinstance(time, str) else None
+    def own(self, named: int | None, time: object) -> None:
+        """One of the file's own calls (its key's digest), first seen at `time`."""
+        if named is not None:
+            self.times.own(named, time)
 
     def to_state(self) -> dict:
-        return {"copied": sorted(self.copied), "times": self.times}
+        return {"copied": self.copied.text(), "times": self.times.to_json()}
 
     @classmethod
     def from_state(cls, state: dict, path: Path, internal: bool) -> Copies:
-        copies = cls(path, internal, state["copied"])
-        copies.times = dict(state["times"])
+        """A state saved by `to_state`, or by xshare before digests (lists and dicts of call keys)."""
+        copied, times = state["copied"], state["times"]
+        if isinstance(copied, str):
+            copies = cls(path, internal)
+            copies.copied, copies.times = DigestMap.from_text(copied), CallTimes.from_json(times)
+        else:  # saved before digests: call keys
+            copies = cls(path, internal, map(digest, copied))
+            copies.times = CallTimes.of_keys(times)
         return copies
 
 
@@ -160,10 +243,10 @@ def owner_key(time: str | None, source: str, path: str) -> tuple:
     return (time or _LAST, _rank(source), path)
 
 
-def billing_files(held: dict[str, tuple[str, dict[str, str | None]]]) -> dict[str, str]:
+def billing_files(held: dict[str, tuple[str, dict[int, str | None]]]) -> dict[int, str]:
     """Of the files (path -> (source, its own calls' times)), the one that bills each call; independent of the
     order the files come in."""
-    best: dict[str, tuple] = {}
+    best: dict[int, tuple] = {}
     for path, (source, times) in held.items():
         for key, time in times.items():
             candidate = owner_key(time, source, path)
@@ -172,40 +255,42 @@ def billing_files(held: dict[str, tuple[str, dict[str, str | None]]]) -> dict[st
     return {key: owner[2] for key, owner in best.items()}
 
 
-def lost_calls(held: dict[str, tuple[str, dict[str, str | None]]]) -> dict[str, frozenset[str]]:
+def lost_calls(held: dict[str, tuple[str, dict[int, str | None]]]) -> dict[str, frozenset[int]]:
     """For each file (path -> (source, its own calls' times)), the calls an earlier file holds too."""
     billed_by = billing_files(held)
     return {path: frozenset(key for key in times if billed_by[key] != path) for path, (_, times) in held.items()}
 
 
-def copies_a_session(times: dict, lost: Iterable[str]) -> bool:
+def copies_a_session(times: CallTimes, lost: Iterable[int]) -> bool:
     """Whether a file is a copy of another's session, not a session: it holds calls (`times`, its own as read
     alone) and every one of them is billed by another file (`lost`); it adds no call of its own. A file with
     one call of its own stays a session: that call is billed nowhere else. A fork whose every call is marked
     as its parent's (`requestSessionId`) is not one either: Claude Code gave it an id of its own."""
-    return bool(times) and set(times) <= set(lost)
+    lost = lost if isinstance(lost, (set, frozenset)) else set(lost)
+    return len(times) > 0 and all(key in lost for key in times.keys())
 
 
-def settle(files: Sequence[tuple[str, str]], times_of: Callable[[int], dict[str, str | None]]
-           ) -> dict[str, frozenset[str]]:
+def settle(files: Sequence[tuple[str, str]], times_of: Callable[[int], CallTimes]) -> dict[str, frozenset[int]]:
     """`lost_calls` over any number of files (name, source), each one's calls and times given by
     `times_of(index)`; only the files that lose a call are named. Every file's times are decoded once, and
-    again only for a file holding a call another file may hold too: what stays in memory meanwhile is one
-    hash a call, and the times of the calls whose hash two files share."""
-    hashes, ends = array("q"), array("q")
+    again only for a file holding a call another file holds too: what stays in memory meanwhile is 8 bytes a
+    call, 8 more while repeats are found (digests in sorted arrays), and the times of the calls two files share."""
+    digests, ends = array("Q"), array("q")
     for index in range(len(files)):
-        hashes.extend(hash(key) for key in times_of(index))
-        ends.append(len(hashes))
-    seen: set[int] = set()
-    shared: set[int] = set()
-    for value in hashes:
-        (shared if value in seen else seen).add(value)
+        digests.extend(times_of(index).keys())
+        ends.append(len(digests))
+    seen, shared = DigestMap(), DigestMap()
+    for named in digests:
+        if named in seen:
+            shared.put(named)
+        else:
+            seen.put(named)
     del seen
-    held: dict[str, tuple[str, dict[str, str | None]]] = {}
+    held: dict[str, tuple[str, dict[int, str | None]]] = {}
     start = 0
     for index, end in enumerate(ends):
-        if shared and any(value in shared for value in hashes[start:end]):
+        if len(shared) and any(named in shared for named in digests[start:end]):
             name, source = files[index]
-            held[name] = (source, {key: time for key, time in times_of(index).items() if hash(key) in shared})
+            held[name] = (source, {named: time for named, time in times_of(index).items() if named in shared})
         start = end
     return {name: lost for name, lost in lost_calls(held).items() if lost}
