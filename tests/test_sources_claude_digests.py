@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from xshare.measure import digests, tokens
-from xshare.measure.digests import DigestMap, digest
+from xshare.measure.digests import DigestMap, KeptKeys, KeyMap, digest
 from xshare.sessions import claude_code, counter
 from xshare.sources.claude import saved
 from xshare.sources.claude.transcript import REUSED_ID, ClaudeTranscript, describe
@@ -104,13 +104,17 @@ def read_in_pieces(path: Path, cuts: int) -> ClaudeTranscript:
     return reader
 
 
-@pytest.fixture
-def small_buckets(monkeypatch):
-    """Buckets of two keys on average: a short session's maps split as a huge one's do."""
-    monkeypatch.setattr(digests, "_PER_BUCKET", 2)
+@pytest.fixture(params=["text", "digests"])
+def held_as(request, monkeypatch) -> str:
+    """The maps hold ids as text (an ordinary session), or as digests past two ids, in buckets of two keys on
+    average: a short session's maps then split as a huge one's do."""
+    if request.param == "digests":
+        monkeypatch.setattr(digests, "PLAIN_KEYS", 2)
+        monkeypatch.setattr(digests, "_PER_BUCKET", 2)
+    return request.param
 
 
-def test_the_maps_give_every_figure_of_the_ids(tmp_path: Path, small_buckets):
+def test_the_maps_give_every_figure_of_the_ids(tmp_path: Path, held_as):
     reader = read_whole(transcript_at(tmp_path, session_rows()))
     row = reader.row()
     # req_1's two rows are one call, its late third row revises its output (12); req_2 reused: its own call
@@ -126,7 +130,7 @@ def test_the_maps_give_every_figure_of_the_ids(tmp_path: Path, small_buckets):
     assert reader.ledger.billed["exploration"] == (2 + 4) + (2 + 4 + 2) * 2 + (2 + 4 + 2 + 6) + 9
 
 
-def test_one_piece_many_pieces_and_saved_states_agree(tmp_path: Path, small_buckets):
+def test_one_piece_many_pieces_and_saved_states_agree(tmp_path: Path, held_as):
     path = transcript_at(tmp_path, session_rows())
     whole = read_whole(path)
     for cuts in (2, 7, 40):
@@ -136,6 +140,7 @@ def test_one_piece_many_pieces_and_saved_states_agree(tmp_path: Path, small_buck
         for state in (fed, caught_up):  # the file's identity, known to catch_up only
             del state["identity"], state["fingerprint"]
         assert json.dumps(fed, sort_keys=True) == json.dumps(caught_up, sort_keys=True)
+        assert isinstance(fed["seen_rows"], str if held_as == "digests" else list)
 
 
 def test_a_state_saved_before_digests_still_loads(tmp_path: Path):
@@ -172,7 +177,7 @@ def test_a_state_saved_before_digests_still_loads(tmp_path: Path):
     assert reused.problems[REUSED_ID] == 1  # req_3 again: the request ids rebuilt from the calls
 
 
-def test_copies_across_two_files_are_billed_once(tmp_path: Path, small_buckets, monkeypatch):
+def test_copies_across_two_files_are_billed_once(tmp_path: Path, held_as, monkeypatch):
     """A backup holding the session's calls beside it: each call billed by the file that made it first."""
     rows = session_rows()
     path = transcript_at(tmp_path, rows)
@@ -204,9 +209,10 @@ def deep_size(value, seen: set) -> int:
     return size
 
 
-def test_the_maps_cost_a_few_dozen_bytes_a_call(tmp_path: Path):
+def test_the_maps_cost_a_few_dozen_bytes_a_call(tmp_path: Path, monkeypatch):
     """20,000 calls, each a Read and its result: the maps of rows and calls (and their saved state) hold
-    under 130 bytes a call; the row uuids, tool ids and call keys as text held over 600."""
+    under 130 bytes a call once they hold digests; the row uuids, tool ids and call keys as text took 1,000."""
+    monkeypatch.setattr(digests, "PLAIN_KEYS", 1000)
     count = 20_000
     rows = []
     for number in range(count):
@@ -222,7 +228,7 @@ def test_the_maps_cost_a_few_dozen_bytes_a_call(tmp_path: Path):
     assert sum(len(json.dumps(state[name])) for name in [*saved.MAPS, "copies"]) / count < 180
 
 
-def test_a_digest_map_holds_what_a_dict_would(small_buckets):
+def test_a_digest_map_holds_what_a_dict_would(held_as):
     rng = random.Random(29)
     held, expected = DigestMap(2, "q"), {}
     for number in range(3000):
@@ -239,3 +245,27 @@ def test_a_digest_map_holds_what_a_dict_would(small_buckets):
     assert several.values_of(3 << 60) == [[number] for number in range(3, 500, 7)]
     with pytest.raises(ValueError):
         DigestMap.from_text(held.text()[:-4], 2, "q")
+
+
+def test_a_key_map_answers_alike_before_and_after_it_holds_digests(monkeypatch):
+    """Past PLAIN_KEYS a KeyMap turns its ids into digests; every answer stays the same, saved or not."""
+    monkeypatch.setattr(digests, "PLAIN_KEYS", 40)
+    rng = random.Random(30)
+    usage, rows, expected, results = KeyMap(2, "i"), KeyMap(multi=True), {}, {}
+    for number in range(200):
+        key = f"req_{rng.randrange(120)}"
+        assert usage.put(key, [number, -number]) == (key not in expected)
+        expected[key] = [number, -number]
+        rows.add(f"u-{number % 60}", f"toolu_{number}")
+        results.setdefault(f"u-{number % 60}", []).append(f"toolu_{number}")
+        if number in (10, 100):  # through JSON, held as text, then as digests
+            for held in (usage, rows):
+                again = KeyMap(held.width, held.typecode, held.multi)
+                again.restore(json.loads(json.dumps(held.saved())))
+                assert again.saved() == held.saved()
+    assert usage.plain is None and isinstance(usage.saved(), str)
+    assert all(usage.get(key) == values for key, values in expected.items()) and usage.get("req_x") is None
+    kept = rows.only(["u-3", "u-7", "u-3", "u-99"])
+    assert sorted(kept.values()) == sorted(digest(tool) for tool in results["u-3"] + results["u-7"])
+    keys = KeptKeys(["u-3"], kept.values())
+    assert "u-3" in keys and results["u-7"][0] in keys and results["u-8"][0] not in keys and None not in keys

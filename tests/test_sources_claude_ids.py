@@ -119,10 +119,10 @@ def test_an_internal_agent_behind_a_proxy_bills_its_own_call(capsys, tmp_path: P
 
 
 def packed_times(times: dict) -> CallTimes:
-    """A file's calls and times as a worker packs them and the rows cache keeps them (through JSON)."""
+    """A file's calls (keys) and times as a worker packs them and the rows cache keeps them (through JSON)."""
     packed = CallTimes()
-    for named, time in times.items():
-        packed.own(named, time)
+    for key, time in times.items():
+        packed.own(key, time)
     return CallTimes.from_json(json.loads(json.dumps(packed.to_json())))
 
 
@@ -131,21 +131,23 @@ def test_settling_many_files_decides_as_settling_them_together():
     them) names the calls each file loses exactly as `lost_calls` (every file's times at once) does, in any
     order; a time of another form than Claude Code's is compared as the text it was."""
     rng = random.Random(28)
-    calls = [digest(f"req_{n}\x1fmsg_{n}\x1f{1000 + n}") for n in range(60)]
-    held = {}
+    calls = [f"req_{n}\x1fmsg_{n}\x1f{1000 + n}" for n in range(60)]
+    held, keys = {}, {}
     for n in range(25):
         times = {key: rng.choice([None, f"2026-11-0{rng.randrange(1, 4)}T09:00:00.000Z",
                                   f"2026-11-0{rng.randrange(1, 4)}T09:00:00Z"])
                  for key in rng.sample(calls, rng.randrange(0, 12))}
-        held[f"p{n % 4}/file{n}.jsonl"] = (rng.choice(["interactive", "subagent", "internal"]), times)
-        assert dict(packed_times(times).items()) == times
+        keys[f"p{n % 4}/file{n}.jsonl"] = times
+        held[f"p{n % 4}/file{n}.jsonl"] = (rng.choice(["interactive", "subagent", "internal"]),
+                                           {digest(key): time for key, time in times.items()})
+        assert dict(packed_times(times).items()) == held[f"p{n % 4}/file{n}.jsonl"][1]
     expected = {name: lost for name, lost in lost_calls(held).items() if lost}
     assert expected and len(expected) < len(held)
     for seed in range(5):
         items = list(held.items())
         random.Random(seed).shuffle(items)
         files = [(name, source) for name, (source, _) in items]
-        assert settle(files, lambda index, items=items: packed_times(items[index][1][1])) == expected
+        assert settle(files, lambda index, items=items: packed_times(keys[items[index][0]])) == expected
 
 
 def backed_up(tmp_path: Path, where: str, cost_state: bool = False) -> tuple[list[str], Path, Path, Provider]:

@@ -11,8 +11,11 @@ never a crash.
 The digests are sorted into 2**bits buckets by their top bits, each an array("Q") with its values beside it
 in one array of `width` numbers a key; when the buckets hold _PER_BUCKET keys on average, their number
 doubles (each bucket cut at its middle value: two slices, in C). An insert moves a bucket's few kilobytes and
-a lookup bisects a few hundred digests, about a microsecond either way: an ordinary session (a few thousand
-rows) pays milliseconds, so no plain dict is kept below a threshold and every session takes the one path.
+a lookup bisects a few hundred digests, about a microsecond either way, most of it the digest.
+
+That microsecond, three times a row, made a report of ordinary sessions 7% slower in CPU, so a `KeyMap`
+holds its keys as text in a plain dict up to PLAIN_KEYS (about 3 MB), and as digests only past it: only a
+session longer than any ordinary one pays for them, once.
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ from collections.abc import Iterable, Iterator
 from hashlib import blake2b
 
 _PER_BUCKET = 512  # keys a bucket holds on average before the buckets double
+# keys a KeyMap holds as text (about 100 bytes each) before it holds digests: an ordinary session never has
+# as many rows, so it computes no digest; a map of 10M rows' uuids costs 3 MB of text, then 8 bytes a key
+PLAIN_KEYS = 1 << 15
 
 
 def digest(key: str) -> int:
@@ -68,16 +74,17 @@ class DigestMap:
         return [values[at * width:(at + 1) * width].tolist()
                 for at in range(bisect_left(keys, key), bisect_right(keys, key))]
 
-    def put(self, key: int, values: Iterable[int] = ()) -> None:
-        """Hold the key with these values, replacing those it held."""
+    def put(self, key: int, values: Iterable[int] = ()) -> bool:
+        """Hold the key with these values, replacing those it held; whether it was new."""
         bucket = key >> (64 - self._bits) if self._bits else 0
         keys = self._keys[bucket]
         at = bisect_left(keys, key)
         if at < len(keys) and keys[at] == key:
             if self.width:
                 self._values[bucket][at * self.width:(at + 1) * self.width] = array(self.typecode, values)
-            return
+            return False
         self._insert(bucket, at, key, values)
+        return True
 
     def add(self, key: int, values: Iterable[int] = ()) -> None:
         """Hold one more value for the key, after those it holds."""
@@ -156,6 +163,15 @@ class DigestMap:
         return cls._of_sorted(array("Q", sorted(set(digests))), array("q"), 0, "q")
 
     @classmethod
+    def of_items(cls, items: Iterable[tuple[int, Iterable[int]]], width: int, typecode: str) -> DigestMap:
+        """A map of these (digest, values); a digest given twice is held twice, in the order given."""
+        ordered = sorted(items, key=lambda item: item[0])  # stable: a multimap's values keep their order
+        values = array(typecode)
+        for _, numbers in ordered:
+            values.extend(numbers)
+        return cls._of_sorted(array("Q", [key for key, _ in ordered]), values, width, typecode)
+
+    @classmethod
     def _of_sorted(cls, keys: array, values: array, width: int, typecode: str) -> DigestMap:
         held = cls(width, typecode)
         while len(keys) > _PER_BUCKET << held._bits:
@@ -169,11 +185,95 @@ class DigestMap:
         return held
 
 
-class DigestedKeys:
-    """Keys (strings) known by their digests: `key in keys` answers as a frozenset of the keys would."""
+class KeyMap:
+    """Keys (strings), each with `width` numbers (width 0: a set), or with other keys (`multi`: a row's tool
+    ids). Held as a plain dict of the keys as text while it holds up to PLAIN_KEYS (an ordinary session: no
+    digest computed, as fast as a dict), then as a DigestMap (a multimap's values digested too). Saved as
+    the dict while plain (the shape xshare saved before digests), else as `DigestMap.text()`."""
 
-    def __init__(self, digests: Iterable[int]) -> None:
+    def __init__(self, width: int = 0, typecode: str = "q", multi: bool = False) -> None:
+        self.width, self.typecode, self.multi = width, typecode, multi
+        self.plain: dict[str, list | tuple] | None = {}
+        self.digests: DigestMap | None = None
+
+    def __len__(self) -> int:
+        return len(self.plain) if self.plain is not None else len(self.digests)
+
+    def put(self, key: str, values: Iterable[int] = ()) -> bool:
+        """Hold the key with these values, replacing those it held; whether it was new."""
+        plain = self.plain
+        if plain is None:
+            return self.digests.put(digest(key), values)
+        new = key not in plain
+        plain[key] = list(values) if self.width else ()
+        if new and len(plain) > PLAIN_KEYS:
+            self._to_digests()
+        return new
+
+    def get(self, key: str) -> list[int] | None:
+        return self.plain.get(key) if self.plain is not None else self.digests.get(digest(key))
+
+    def add(self, key: str, value: str) -> None:
+        """A multimap's key holds one more key (value), after those it holds."""
+        plain = self.plain
+        if plain is None:
+            self.digests.add(digest(key), (digest(value),))
+            return
+        plain.setdefault(key, []).append(value)
+        if len(plain) > PLAIN_KEYS:
+            self._to_digests()
+
+    def only(self, keys: Iterable[str]) -> KeyMap:
+        """A multimap of these keys' values alone, held as this one's are."""
+        kept, wanted = KeyMap(self.width, self.typecode, self.multi), dict.fromkeys(keys)
+        if self.plain is not None:
+            kept.plain = {key: self.plain[key] for key in wanted if key in self.plain}
+        else:
+            items = ((named, value) for named in map(digest, wanted) for value in self.digests.values_of(named))
+            kept.plain, kept.digests = None, DigestMap.of_items(items, 1, "Q")
+        return kept
+
+    def values(self) -> list:
+        """A multimap's every value: keys as text while plain, else their digests."""
+        if self.plain is not None:
+            return [value for values in self.plain.values() for value in values]
+        return [value for _, (value,) in self.digests.items()]
+
+    def _to_digests(self) -> None:
+        if self.multi:
+            items = ((digest(key), (digest(value),)) for key, values in self.plain.items() for value in values)
+            self.digests = DigestMap.of_items(items, 1, "Q")
+        else:
+            self.digests = DigestMap.of_items(((digest(key), values) for key, values in self.plain.items()),
+                                              self.width, self.typecode)
+        self.plain = None
+
+    def saved(self) -> list | dict | str:
+        if self.plain is None:
+            return self.digests.text()
+        if self.width or self.multi:
+            return self.plain
+        return sorted(self.plain)
+
+    def restore(self, saved: list | dict | str) -> None:
+        """Brought to what `saved()` gave (raises ValueError or TypeError for another shape)."""
+        if isinstance(saved, str):
+            width, typecode = (1, "Q") if self.multi else (self.width, self.typecode)
+            self.plain, self.digests = None, DigestMap.from_text(saved, width, typecode)
+        elif isinstance(saved, list) and not (self.width or self.multi):
+            self.plain, self.digests = dict.fromkeys(saved, ()), None
+        elif isinstance(saved, dict) and (self.width or self.multi):
+            self.plain, self.digests = {key: list(values) for key, values in saved.items()}, None
+        else:
+            raise ValueError("a saved key map of another shape")
+
+
+class KeptKeys:
+    """Keys known as text or by their digests: `key in kept` answers as a frozenset of the keys would."""
+
+    def __init__(self, texts: Iterable[str], digests: Iterable[int] = ()) -> None:
+        self.texts = frozenset(texts)
         self.digests = frozenset(digests)
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and digest(key) in self.digests
+        return key in self.texts or (bool(self.digests) and isinstance(key, str) and digest(key) in self.digests)

@@ -271,6 +271,7 @@ def billed_by(file: TranscriptFile, times: CallTimes, roots: list[Path] | None =
     paths.update((path_key(other.path), other.path) for other in claude.discover(roots or []))
     cached = rows_cache.load(counter.current().choice.name, set(paths))
     held = {path_key(file.path): (file.source, dict(times.items()))}
+    wanted = held[path_key(file.path)][1]
     mine = None
     for key, path in paths.items():
         if key in held:
@@ -284,8 +285,8 @@ def billed_by(file: TranscriptFile, times: CallTimes, roots: list[Path] | None =
             if not claude_copies.may_share(mine, claude_copies.scan_ids(path)):
                 continue
             theirs = measure_file(other)[2]
-        held[key] = (other.source, {call: time for call, time in theirs.items() if call in times})
-    return {call: biller for call, biller in claude_copies.billing_files(held).items() if call in times}
+        held[key] = (other.source, {call: time for call, time in theirs.items() if call in wanted})
+    return {call: biller for call, biller in claude_copies.billing_files(held).items() if call in wanted}
 
 
 def copy_source(file: TranscriptFile, choice: tokenizers.TokenizerChoice,

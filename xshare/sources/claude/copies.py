@@ -23,8 +23,9 @@ stay apart. Copies are settled across every file one command reads (`settle`), w
 holds them: a backup copied into `<project>/sessions/` or into another root bills nothing twice.
 
 A call is held by its key's 64-bit digest (xshare/measure/digests.py, which states the collision bound), and
-its time packed in one number (`CallTimes`): a file's own calls cost about 16 bytes each in the reader, in the
-worker's answer and in the rows cache, and the calls another file bills travel as digests too.
+its time packed in one number (`CallTimes`): a file's own calls cost about 16 bytes each in the worker's
+answer and in the rows cache, and in the reader past PLAIN_KEYS calls (below it, as text: no digest to
+compute); the calls another file bills travel as digests too.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
+from xshare.measure import digests
 from xshare.measure.digests import DigestMap, digest
 from xshare.sources.claude import files, lines
 
@@ -123,21 +125,34 @@ def transcripts_in(project: Path) -> list[Path]:
 
 
 class CallTimes:
-    """A file's own calls, by their keys' digests, and when each began: a time of Claude Code's form
-    (2026-11-01T09:30:00.123Z) packed as its digits in one number, a time of any other form kept as text."""
+    """A file's own calls and when each began. While it holds up to PLAIN_KEYS calls (an ordinary session),
+    a plain dict of their keys and times as text; past it, the keys' digests with each time packed: a time
+    of Claude Code's form (2026-11-01T09:30:00.123Z) as its digits in one number, any other kept as text.
+    What travels to the parent and the rows cache (`to_json`) is always the packed form."""
 
     def __init__(self) -> None:
+        self.plain: dict[str, str | None] | None = {}
         self.packed = DigestMap(1, "q")
         self.odd: dict[int, str] = {}
 
     def __len__(self) -> int:
-        return len(self.packed)
+        return len(self.plain) if self.plain is not None else len(self.packed)
 
-    def __contains__(self, named: int) -> bool:
-        return named in self.packed
+    def __contains__(self, key: str) -> bool:
+        return key in self.plain if self.plain is not None else digest(key) in self.packed
 
-    def own(self, named: int, time: object) -> None:
-        """The call whose key has this digest, first seen at `time` (a later sighting changes nothing)."""
+    def own(self, key: str, time: object) -> None:
+        """One of the file's own calls, first seen at `time` (a later sighting changes nothing)."""
+        if self.plain is None:
+            self._pack(digest(key), time)
+        elif key not in self.plain:
+            self.plain[key] = time if isinstance(time, str) else None
+            if len(self.plain) > digests.PLAIN_KEYS:
+                plain, self.plain = self.plain, None
+                for held, first in plain.items():
+                    self._pack(digest(held), first)
+
+    def _pack(self, named: int, time: object) -> None:
         if named in self.packed:
             return
         if not isinstance(time, str):
@@ -149,32 +164,45 @@ class CallTimes:
         self.packed.put(named, (code,))
 
     def keys(self) -> Iterator[int]:
-        return self.packed.keys()
+        """The calls' digests."""
+        return map(digest, self.plain) if self.plain is not None else self.packed.keys()
 
     __iter__ = keys
 
     def items(self) -> Iterator[tuple[int, str | None]]:
         """(digest, time) of every call, the time as the row wrote it."""
+        if self.plain is not None:
+            yield from ((digest(key), time) for key, time in self.plain.items())
+            return
         for named, (code,) in self.packed.items():
             yield named, _time_of(code) if code >= 0 else self.odd.get(named)
 
     def to_json(self) -> dict:
-        return {"calls": self.packed.text(), "odd": {str(named): time for named, time in self.odd.items()}}
+        """The packed form, as the parent and the rows cache keep it."""
+        packed = self
+        if self.plain is not None:
+            packed = CallTimes()
+            packed.plain = None
+            for key, time in self.plain.items():
+                packed._pack(digest(key), time)
+        return {"packed": packed.packed.text(), "odd": {str(named): time for named, time in packed.odd.items()}}
+
+    def saved(self) -> dict:
+        """For the reader's state: the keys and times as text while plain, else the packed form."""
+        return dict(self.plain) if self.plain is not None else self.to_json()
 
     @classmethod
     def from_json(cls, saved: dict) -> CallTimes:
-        """Times saved by `to_json` (raises ValueError, TypeError or KeyError for another shape)."""
+        """Times as `to_json` or `saved` gave them (raises ValueError, TypeError or AttributeError for another
+        shape). The text form is also what xshare saved before digests."""
         times = cls()
-        times.packed = DigestMap.from_text(saved["calls"], 1, "q")
-        times.odd = {int(named): time for named, time in saved["odd"].items() if isinstance(time, str)}
-        return times
-
-    @classmethod
-    def of_keys(cls, saved: dict) -> CallTimes:
-        """The times of an older saved state: call key -> time."""
-        times = cls()
+        if len(saved) == 2 and isinstance(saved.get("packed"), str) and isinstance(saved.get("odd"), dict):
+            times.plain = None
+            times.packed = DigestMap.from_text(saved["packed"], 1, "q")
+            times.odd = {int(named): time for named, time in saved["odd"].items() if isinstance(time, str)}
+            return times
         for key, time in saved.items():
-            times.own(digest(key), time)
+            times.own(key, time)
         return times
 
 
@@ -185,8 +213,8 @@ def _time_of(code: int) -> str:
 
 
 class Copies:
-    """One reader's copies: which of the file's calls are another file's, and when each of its own began. A
-    call is named by its key's digest (`named`)."""
+    """One reader's copies: which of the file's calls are another file's (their keys' digests, as the parent
+    settles them), and when each of its own began."""
 
     def __init__(self, path: Path, internal: bool, copied: Iterable[int] = ()) -> None:
         self.path = path
@@ -195,16 +223,16 @@ class Copies:
         self.times = CallTimes()  # the file's own calls and when each began
         self._parent_ids: tuple[frozenset[str], frozenset[str]] | None = None  # internal agents' (scan_ids)
 
-    def is_copy(self, key: object, named: int | None, row: dict) -> bool:
-        """Whether this assistant row's call (its key, and the key's digest) is a copy of another file's."""
-        if named is not None and named in self.copied:
+    def is_copy(self, key: object, row: dict) -> bool:
+        """Whether this assistant row's call is a copy of another file's."""
+        if len(self.copied) and isinstance(key, str) and digest(key) in self.copied:
             return True
         origin = row.get("requestSessionId")
         marked = isinstance(origin, str) and origin != row.get("sessionId")
-        if not marked and self.internal and named is not None and named not in self.times:
+        if not marked and self.internal and isinstance(key, str) and key not in self.times:
             marked = holds(self._parents(), key)
-        if marked and named is not None:
-            self.copied.put(named)
+        if marked and isinstance(key, str):
+            self.copied.put(digest(key))
         return marked
 
     def _parents(self) -> tuple[frozenset[str], frozenset[str]]:
@@ -213,24 +241,22 @@ class Copies:
             self._parent_ids = scan_ids(main) if main is not None else (frozenset(), frozenset())
         return self._parent_ids
 
-    def own(self, named: int | None, time: object) -> None:
-        """One of the file's own calls (its key's digest), first seen at `time`."""
-        if named is not None:
-            self.times.own(named, time)
+    def own(self, key: object, time: object) -> None:
+        """One of the file's own calls, first seen at `time`."""
+        if isinstance(key, str):
+            self.times.own(key, time)
 
     def to_state(self) -> dict:
-        return {"copied": self.copied.text(), "times": self.times.to_json()}
+        return {"copied": self.copied.text(), "times": self.times.saved()}
 
     @classmethod
     def from_state(cls, state: dict, path: Path, internal: bool) -> Copies:
-        """A state saved by `to_state`, or by xshare before digests (lists and dicts of call keys)."""
-        copied, times = state["copied"], state["times"]
+        """A state saved by `to_state`, or by xshare before digests (a list of the copied calls' keys)."""
+        copied = state["copied"]
+        copies = cls(path, internal, () if isinstance(copied, str) else map(digest, copied))
         if isinstance(copied, str):
-            copies = cls(path, internal)
-            copies.copied, copies.times = DigestMap.from_text(copied), CallTimes.from_json(times)
-        else:  # saved before digests: call keys
-            copies = cls(path, internal, map(digest, copied))
-            copies.times = CallTimes.of_keys(times)
+            copies.copied = DigestMap.from_text(copied)
+        copies.times = CallTimes.from_json(state["times"])
         return copies
 
 
@@ -275,12 +301,12 @@ def settle(files: Sequence[tuple[str, str]], times_of: Callable[[int], CallTimes
     `times_of(index)`; only the files that lose a call are named. Every file's times are decoded once, and
     again only for a file holding a call another file holds too: what stays in memory meanwhile is 8 bytes a
     call, 8 more while repeats are found (digests in sorted arrays), and the times of the calls two files share."""
-    digests, ends = array("Q"), array("q")
+    calls, ends = array("Q"), array("q")
     for index in range(len(files)):
-        digests.extend(times_of(index).keys())
-        ends.append(len(digests))
+        calls.extend(times_of(index).keys())
+        ends.append(len(calls))
     seen, shared = DigestMap(), DigestMap()
-    for named in digests:
+    for named in calls:
         if named in seen:
             shared.put(named)
         else:
@@ -289,7 +315,7 @@ def settle(files: Sequence[tuple[str, str]], times_of: Callable[[int], CallTimes
     held: dict[str, tuple[str, dict[int, str | None]]] = {}
     start = 0
     for index, end in enumerate(ends):
-        if len(shared) and any(named in shared for named in digests[start:end]):
+        if len(shared) and any(named in shared for named in calls[start:end]):
             name, source = files[index]
             held[name] = (source, {named: time for named, time in times_of(index).items() if named in shared})
         start = end

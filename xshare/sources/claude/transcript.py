@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections import Counter
 
 from xshare.measure.classify import classify_tool, command_of
-from xshare.measure.digests import DigestedKeys, DigestMap, digest
+from xshare.measure.digests import KeptKeys, KeyMap
 from xshare.measure.ledger import CATEGORIES, REREAD, ROUNDING_PER_MESSAGE, USAGE_FIELDS, Ledger, session_row
 from xshare.measure.media import MAX_IMAGE_TOKENS, media_tokens
 from xshare.measure.timestamps import refused
@@ -90,11 +90,11 @@ class ClaudeTranscript(IncrementalLines):
         self.ledger = Ledger(detail=detail, rounding=ROUNDING_PER_MESSAGE)
         self.offset = 0
         self.identity: list | None = None  # (device, inode) of the file the offset belongs to
-        self.seen_rows = DigestMap()  # every user/assistant/attachment/system row's uuid
-        self.tool_categories = DigestMap(1, "b")  # tool id -> its category's index in CATEGORIES
+        self.seen_rows = KeyMap()  # every user/assistant/attachment/system row's uuid
+        self.tool_categories = KeyMap(1, "b")  # tool id -> its category's index in CATEGORIES
         # call key -> its usage snapshot (call_usage: each number at most MAX_TOKENS, 1e8, so 32 bits hold it)
-        self.calls = DigestMap(len(USAGE_FIELDS) + 1, "i")
-        self.requests = DigestMap()  # the ids those calls go by, to tell one reused (_count_reuse)
+        self.calls = KeyMap(len(USAGE_FIELDS) + 1, "i")
+        self.requests = KeyMap()  # the ids those calls go by, to tell one reused (_count_reuse)
         self.problems: Counter[str] = Counter()
         self.entrypoint: str | None = None
         self.cost: dict[str, int] | None = None  # the last cost-state's totals
@@ -112,7 +112,7 @@ class ClaudeTranscript(IncrementalLines):
         self._lines = lines.LineSplitter(views=LOADS_VIEWS)
         self._labels: dict[str, str] = {}
         self._row_uuid: str | None = None  # the user/assistant row being read: its texts' ledger key
-        self.result_rows = DigestMap(1, "Q")  # row uuid -> the tool ids of the results it holds (a multimap)
+        self.result_rows = KeyMap(multi=True)  # row uuid -> the tool ids of the results it holds
         self.preserved: list[str] = []  # the rows the last compact boundary kept, until its summary
 
     # --- bytes -> lines: IncrementalLines; a file replaced is read again from its start -------------
@@ -158,10 +158,8 @@ class ClaudeTranscript(IncrementalLines):
             return
         uuid = get("uuid")
         if isinstance(uuid, str):
-            named = digest(uuid)
-            if named in self.seen_rows:
+            if not self.seen_rows.put(uuid):
                 return  # the same row written twice
-            self.seen_rows.put(named)
         else:
             uuid = None
         # old (1.0.x) files hold their subagents' rows inline, as a separate conversation
@@ -194,7 +192,7 @@ class ClaudeTranscript(IncrementalLines):
         if usage is not None:
             snapshot = call_usage(usage)
             key = call_key(get("requestId"), message.get("id"), snapshot) or get("uuid")
-            if self.copies.is_copy(key, digest(key) if isinstance(key, str) else None, row):
+            if self.copies.is_copy(key, row):
                 self._close_call()  # another file bills it; its rows still add context, after this file's call
             elif snapshot is None:
                 self.problems["calls with unusable usage (not counted, no cap applied)"] += 1
@@ -226,12 +224,11 @@ class ClaudeTranscript(IncrementalLines):
             if snapshot[5] >= call["snapshot"][5]:
                 call["snapshot"] = snapshot
             return
-        named = digest(key) if key else None
-        previous = self.calls.get(named) if named is not None else None
+        previous = self.calls.get(key) if key else None
         if previous is not None:
             self._close_call()
             if snapshot[5] >= previous[5] and snapshot != previous:
-                self.calls.put(named, snapshot)
+                self.calls.put(key, snapshot)
                 if thread in self.last_call:
                     self.last_call[thread][0] += snapshot[0] - previous[0]
                 pairs = zip(USAGE_FIELDS, snapshot[1:], previous[1:], strict=True)
@@ -240,18 +237,15 @@ class ClaudeTranscript(IncrementalLines):
             return
         self._close_call()
         self._count_reuse(key)
-        self.copies.own(named, time)
+        self.copies.own(key, time)
         self.open_call = {"key": key, "snapshot": snapshot, "thread": thread,
                           "model": model if isinstance(model, str) else None,
                           "time": time if isinstance(time, str) else None}
 
     def _count_reuse(self, key: str | None) -> None:
         """A new call whose request id another call had too: a proxy's constant id, said on stderr."""
-        if key is not None:
-            request = digest(request_of(key))
-            if request in self.requests:
-                self.problems[REUSED_ID] += 1
-            self.requests.put(request)
+        if key is not None and not self.requests.put(request_of(key)):
+            self.problems[REUSED_ID] += 1
 
     def _close_call(self) -> None:
         """Apply the open call to the ledger, then the context its rows added."""
@@ -261,7 +255,7 @@ class ClaudeTranscript(IncrementalLines):
         self.open_call, self.held = None, []
         snapshot, thread = call["snapshot"], call["thread"]
         if call["key"]:
-            self.calls.put(digest(call["key"]), snapshot)
+            self.calls.put(call["key"], snapshot)
         self.last_call[thread] = [snapshot[0], 0]
         self.ledger.call(snapshot[0], usage=dict(zip(USAGE_FIELDS, snapshot[1:], strict=True)), thread=thread,
                          model=call["model"], time=call["time"])
@@ -274,7 +268,7 @@ class ClaudeTranscript(IncrementalLines):
         category = classify_tool(name, tool_input)
         tool_id = block.get("id")
         if isinstance(tool_id, str):
-            self.tool_categories.put(digest(tool_id), (CATEGORIES.index(category),))
+            self.tool_categories.put(tool_id, (CATEGORIES.index(category),))
             if self.ledger.detail:
                 self._labels[tool_id] = f"{name}: {command_of(name, tool_input) or ''}".rstrip(": ")
         # the arguments (path, pattern, command) count with the call's category
@@ -305,17 +299,15 @@ class ClaudeTranscript(IncrementalLines):
                 self._tool_result(block, thread)
         self._add_media(base, media_blocks(content), thread)  # a pasted image: the prompt's
 
-    def _kept(self) -> DigestedKeys:
+    def _kept(self) -> KeptKeys:
         """What a compaction keeps: the rows its boundary named and the results those rows hold. Only these
         can be kept again, so the map of results shrinks to them (as small as the context)."""
-        preserved = {digest(uuid) for uuid in self.preserved}
-        kept, tools = DigestMap(1, "Q"), set()
-        for row in preserved:
-            for value in self.result_rows.values_of(row):
-                kept.add(row, value)
-                tools.add(value[0])
-        self.result_rows, self.preserved = kept, []
-        return DigestedKeys(preserved | tools)
+        self.result_rows = self.result_rows.only(self.preserved)
+        tools = self.result_rows.values()  # as text, or digests once the map held too many
+        kept = KeptKeys([*self.preserved, *(tool for tool in tools if isinstance(tool, str))],
+                        [tool for tool in tools if isinstance(tool, int)])
+        self.preserved = []
+        return kept
 
     def _text(self, text: object, base: str, thread: str) -> None:
         if not isinstance(text, str):
@@ -330,11 +322,10 @@ class ClaudeTranscript(IncrementalLines):
 
     def _tool_result(self, block: dict, thread: str) -> None:
         tool_id = block.get("tool_use_id") if isinstance(block.get("tool_use_id"), str) else None
-        named = digest(tool_id) if tool_id is not None else None
-        found = self.tool_categories.get(named) if named is not None else None
+        found = self.tool_categories.get(tool_id) if tool_id is not None else None
         category = CATEGORIES[found[0]] if found is not None else "other"
         if tool_id and self._row_uuid:
-            self.result_rows.add(digest(self._row_uuid), (named,))
+            self.result_rows.add(self._row_uuid, tool_id)
         text = result_text(block.get("content"))
         cut = trailing_reminders(text)
         if cut < len(text):
