@@ -17,10 +17,11 @@ Row types Claude Code 2.1.3xx added, none of which adds context by itself:
 Rows carry `entrypoint`: `cli` (the TUI), `sdk-cli` (`claude -p`), `sdk-ts`/`sdk-py` (the SDKs), ...;
 sessions started through an SDK entry point are automated, not interactive.
 
-What the reader keeps of every row or call is held by 64-bit digests in sorted arrays (xshare/measure/digests.py,
-with its collision bound), so a session of any length costs a few dozen bytes a call: the rows seen (8 bytes
-a row), each call's usage (8 + 24), the request ids (8), each tool call's category (8 + 1), the results each
-row holds (8 + 8 a result) and each call's time (copies.py, 8 + 8). Saved and resumed by saved.py.
+What the reader keeps of every row or call is held as text up to 32,768 ids a map, then by 64-bit digests in
+sorted arrays (xshare/measure/digests.py KeyMap, with its collision bound), so a session of any length costs a
+few dozen bytes a call: the rows seen (8 bytes a row), each call's usage (8 + 24), the request ids (8), each
+tool call's category (8 + 1), the results each row holds (8 + 8 a result) and each call's time (copies.py,
+8 + 8). Saved and resumed by saved.py.
 """
 
 from __future__ import annotations
