@@ -13,7 +13,7 @@ in one array of `width` numbers a key; when the buckets hold _PER_BUCKET keys on
 doubles (each bucket cut at its middle value: two slices, in C). An insert moves a bucket's few kilobytes and
 a lookup bisects a few hundred digests, about a microsecond either way, most of it the digest.
 
-That microsecond, three times a row, made a report of ordinary sessions 7% slower in CPU, so a `KeyMap`
+That microsecond, three times a row, made reading ordinary sessions 7-17% slower in CPU, so a `KeyMap`
 holds its keys as text in a plain dict up to PLAIN_KEYS (about 3 MB), and as digests only past it: only a
 session longer than any ordinary one pays for them, once.
 """
@@ -28,8 +28,8 @@ from collections.abc import Iterable, Iterator
 from hashlib import blake2b
 
 _PER_BUCKET = 512  # keys a bucket holds on average before the buckets double
-# keys a KeyMap holds as text (about 100 bytes each) before it holds digests: an ordinary session never has
-# as many rows, so it computes no digest; a map of 10M rows' uuids costs 3 MB of text, then 8 bytes a key
+# keys a KeyMap holds as text (about 100 bytes each, 3.5 MB a map at most) before it holds digests (8 bytes a
+# key): an ordinary session never has as many rows, so it computes no digest
 PLAIN_KEYS = 1 << 15
 
 
