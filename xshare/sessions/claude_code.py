@@ -255,38 +255,43 @@ def measure_session(file: TranscriptFile, choice: tokenizers.TokenizerChoice, de
 def copied_here(file: TranscriptFile, times: CallTimes, roots: list[Path] | None = None) -> frozenset[int]:
     """The calls of this file that an earlier transcript holds too, of its project folder or under `roots`,
     as the report decides it (sources/claude/copies.py)."""
-    mine = path_key(file.path)
-    return frozenset(call for call, biller in billed_by(file, times, roots).items() if biller != mine)
+    return frozenset(billed_elsewhere(file, times, roots))
 
 
-def billed_by(file: TranscriptFile, times: CallTimes, roots: list[Path] | None = None) -> dict[int, str]:
-    """Which transcript (its path key) bills each call (its key's digest) of this file, of those of its project
-    folder or under `roots`, as the report decides it: from the report's cache where it is current, else from
-    the files whose ids meet this file's (a scan, not a read, of the others). Only the calls this file holds
-    are kept of the others', so a view of one session never holds every session's."""
+def billed_elsewhere(file: TranscriptFile, times: CallTimes, roots: list[Path] | None = None) -> dict[int, str]:
+    """The calls (their keys' digests) of this file that another transcript of its project folder or under
+    `roots` bills, and which (its path key), as the report decides it: from the report's cache where it is
+    current, else from the files whose ids meet this file's (a scan, not a read, of the others). Only the
+    calls another file holds too are kept, of this file's and of the others', so a view of one session holds
+    neither every session's calls nor a dict of its own (a million calls, alone in their folder: none)."""
     project = claude_copies.project_folder(file.path)
-    if not times or project is None:
-        return dict.fromkeys(times, path_key(file.path))
+    if not len(times) or project is None:
+        return {}
+    mine = path_key(file.path)
     paths = {path_key(path): path for path in claude_copies.transcripts_in(project)}
     paths.update((path_key(other.path), other.path) for other in claude.discover(roots or []))
+    paths.pop(mine, None)
     cached = rows_cache.load(counter.current().choice.name, set(paths))
-    held = {path_key(file.path): (file.source, dict(times.items()))}
-    wanted = held[path_key(file.path)][1]
-    mine = None
+    held: dict[str, tuple[str, dict[int, str | None]]] = {}
+    ids = None
     for key, path in paths.items():
-        if key in held:
-            continue
         other, entry = claude.describe(path), cached.get(key)
         stat = _stat(other)
         if entry and stat and (entry.size, entry.mtime_ns) == stat:
             theirs = _times(entry)
         else:
-            mine = mine or claude_copies.scan_ids(file.path)
-            if not claude_copies.may_share(mine, claude_copies.scan_ids(path)):
+            ids = ids or claude_copies.scan_ids(file.path)
+            if not claude_copies.may_share(ids, claude_copies.scan_ids(path)):
                 continue
             theirs = measure_file(other)[2]
-        held[key] = (other.source, {call: time for call, time in theirs.items() if call in wanted})
-    return {call: biller for call, biller in claude_copies.billing_files(held).items() if call in wanted}
+        shared = {call: time for call, time in theirs.items() if times.has(call)}
+        if shared:
+            held[key] = (other.source, shared)
+    if not held:
+        return {}
+    wanted = {call for _, shared in held.values() for call in shared}
+    held[mine] = (file.source, {call: time for call, time in times.items() if call in wanted})
+    return {call: biller for call, biller in claude_copies.billing_files(held).items() if biller != mine}
 
 
 def copy_source(file: TranscriptFile, choice: tokenizers.TokenizerChoice,
@@ -297,9 +302,8 @@ def copy_source(file: TranscriptFile, choice: tokenizers.TokenizerChoice,
     entry = rows_cache.load(choice.name, {path_key(file.path)}).get(path_key(file.path))
     stat = _stat(file)
     times = _times(entry) if entry and stat and (entry.size, entry.mtime_ns) == stat else measure_file(file)[2]
-    billers = billed_by(file, times, roots)
-    if not claude_copies.copies_a_session(times, [call for call, biller in billers.items()
-                                                  if biller != path_key(file.path)]):
+    elsewhere = billed_elsewhere(file, times, roots)
+    if not claude_copies.copies_a_session(times, elsewhere.keys()):
         return None
-    source = Counter(billers.values()).most_common(1)[0][0]
+    source = Counter(elsewhere.values()).most_common(1)[0][0]
     return claude.describe(key_path(source))

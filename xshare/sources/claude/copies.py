@@ -134,6 +134,7 @@ class CallTimes:
         self.plain: dict[str, str | None] | None = {}
         self.packed = DigestMap(1, "q")
         self.odd: dict[int, str] = {}
+        self._named: frozenset[int] = frozenset()  # the plain keys' digests, made when `has` is asked
 
     def __len__(self) -> int:
         return len(self.plain) if self.plain is not None else len(self.packed)
@@ -162,6 +163,14 @@ class CallTimes:
         else:
             code, self.odd[named] = _ODD_TIME, time
         self.packed.put(named, (code,))
+
+    def has(self, named: int) -> bool:
+        """Whether the call whose key has this digest is held."""
+        if self.plain is None:
+            return named in self.packed
+        if len(self._named) != len(self.plain):  # the plain dict only grows
+            self._named = frozenset(map(digest, self.plain))
+        return named in self._named
 
     def keys(self) -> Iterator[int]:
         """The calls' digests."""
