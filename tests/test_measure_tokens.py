@@ -205,3 +205,19 @@ def test_each_distinct_text_is_tokenized_once():
         counter.count("def main():\n    return 0\n")
         counter.count("another text")
     assert len(calls) == 2
+
+
+def test_the_counters_memo_stays_under_its_cap(monkeypatch):
+    """A session of more distinct texts than the memo holds: it is dropped whole and begins again, and every
+    count stays what a counter without a cap gives."""
+    monkeypatch.setattr(tokens, "SEEN_CAP", 50)
+    capped = tokens.Counter(tokens.choose(remember=False))
+    if capped.name != tokens.O200K:
+        pytest.skip("tiktoken or the vocabulary is not installed")
+    texts = [f"prompt number {number} about {'x' * (number % 13)}" for number in range(400)]
+    first = [capped.count(text) for text in texts]
+    assert len(capped._seen) <= 50
+    again = [capped.count(text) for text in reversed(texts)][::-1]
+    monkeypatch.setattr(tokens, "SEEN_CAP", 1 << 20)
+    assert first == again == [tokens.Counter(tokens.choose(remember=False)).count(text) for text in texts]
+    assert len(capped._seen) <= 50

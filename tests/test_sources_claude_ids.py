@@ -19,8 +19,9 @@ from claude_2_1_fixtures import NewSession, Provider
 from test_sources_claude_forks import RESUMED_ID, a_fork, an_internal_agent, cli_json, read, report, totals
 
 from xshare.cli import main
+from xshare.measure.digests import digest
 from xshare.sessions.claude_code import COPY_FILES
-from xshare.sources.claude.copies import lost_calls, settle
+from xshare.sources.claude.copies import CallTimes, lost_calls, settle
 from xshare.sources.claude.transcript import REUSED_ID
 
 PROJECT = Path("projects") / "-home-dev-app"
@@ -117,23 +118,36 @@ def test_an_internal_agent_behind_a_proxy_bills_its_own_call(capsys, tmp_path: P
 # --- part 4: copies settled across everything a command reads ------------------------------------------
 
 
+def packed_times(times: dict) -> CallTimes:
+    """A file's calls (keys) and times as a worker packs them and the rows cache keeps them (through JSON)."""
+    packed = CallTimes()
+    for key, time in times.items():
+        packed.own(key, time)
+    return CallTimes.from_json(json.loads(json.dumps(packed.to_json())))
+
+
 def test_settling_many_files_decides_as_settling_them_together():
-    """`settle` (every file a command reads, a file's times decoded at a time) names the calls each file loses
-    exactly as `lost_calls` (every file's times at once) does, in any order."""
+    """`settle` (every file a command reads, a file's times decoded at a time, packed as the rows cache keeps
+    them) names the calls each file loses exactly as `lost_calls` (every file's times at once) does, in any
+    order; a time of another form than Claude Code's is compared as the text it was."""
     rng = random.Random(28)
     calls = [f"req_{n}\x1fmsg_{n}\x1f{1000 + n}" for n in range(60)]
-    held = {}
+    held, keys = {}, {}
     for n in range(25):
-        times = {key: rng.choice([None, f"2026-11-0{rng.randrange(1, 4)}T09:00:00.000Z"])
+        times = {key: rng.choice([None, f"2026-11-0{rng.randrange(1, 4)}T09:00:00.000Z",
+                                  f"2026-11-0{rng.randrange(1, 4)}T09:00:00Z"])
                  for key in rng.sample(calls, rng.randrange(0, 12))}
-        held[f"p{n % 4}/file{n}.jsonl"] = (rng.choice(["interactive", "subagent", "internal"]), times)
+        keys[f"p{n % 4}/file{n}.jsonl"] = times
+        held[f"p{n % 4}/file{n}.jsonl"] = (rng.choice(["interactive", "subagent", "internal"]),
+                                           {digest(key): time for key, time in times.items()})
+        assert dict(packed_times(times).items()) == held[f"p{n % 4}/file{n}.jsonl"][1]
     expected = {name: lost for name, lost in lost_calls(held).items() if lost}
     assert expected and len(expected) < len(held)
     for seed in range(5):
         items = list(held.items())
         random.Random(seed).shuffle(items)
         files = [(name, source) for name, (source, _) in items]
-        assert settle(files, lambda index, items=items: dict(items[index][1][1])) == expected
+        assert settle(files, lambda index, items=items: packed_times(keys[items[index][0]])) == expected
 
 
 def backed_up(tmp_path: Path, where: str, cost_state: bool = False) -> tuple[list[str], Path, Path, Provider]:

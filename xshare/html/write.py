@@ -57,7 +57,7 @@ def shown_path(path: Path) -> str:
 
 def claude_data(
     file: TranscriptFile, choice: tokenizers.TokenizerChoice, origin: Callable[[Path], str] = shown_path,
-    copied: frozenset[str] | None = None,
+    copied: frozenset[int] | None = None,
 ) -> SessionData:
     """A Claude Code transcript's page input; `origin` says how to show where it was read from. Its row is
     `xshare session --json`'s, calls billed but never written (compactions) included."""
@@ -178,7 +178,7 @@ def write_session_page(
     origin: Callable[[Path], str] = shown_path,
     problems: Counter | None = None,
     subs: list[TranscriptFile] | None = None,
-    copied: frozenset[str] | None = None,
+    copied: frozenset[int] | None = None,
     prices: PriceTable | None = None,
 ) -> Path:
     """Measure one transcript in detail and write its page, and its subagents' pages beside it; what

@@ -42,6 +42,10 @@ COUNT_VERSION = 2  # 2: long texts in parts, a long piece that repeats nothing i
 # but takes 1-2 s more to load: in CPU it pays from 20-40 MB of text to count (bench/counter_crossover.py)
 FAST_MIN_TEXT_BYTES = 40_000_000
 _UNSAFE_RUN = re.compile(rf"[^\S\r\n]{{{8 * LONG_RUN},}}")  # tiktoken takes 900k; half a million is safe
+# distinct texts a Counter remembers the counts of (about 150 bytes each): past it the memo is dropped whole
+# and begins again, its counts read from the count store or counted anew (a session of 10M distinct prompts
+# held them all); a year of heavy use has fewer distinct texts than this in its largest session
+SEEN_CAP = 1 << 17
 
 
 @dataclass(frozen=True)
@@ -145,6 +149,8 @@ class Counter:
         key = (hash(text), len(text))
         found = self._seen.get(key)
         if found is None:
+            if len(self._seen) >= SEEN_CAP:
+                self._seen = {}
             found = self._seen[key] = self._remembered(text) if self.store is not None else self._exact(text)
         return found
 

@@ -23,6 +23,7 @@ from xshare.sessions.packed import PackedRows
 from xshare.sessions.progress import Progress
 from xshare.sources.claude import copies as claude_copies
 from xshare.sources.claude import transcript as claude
+from xshare.sources.claude.copies import CallTimes
 from xshare.sources.claude.transcript import ClaudeTranscript, TranscriptFile
 from xshare.state.store import dumps, loads
 
@@ -43,7 +44,7 @@ def read_file(file: TranscriptFile, copied=(), detail: bool = False) -> ClaudeTr
     return transcript
 
 
-def measure_file(file: TranscriptFile, copied=()) -> tuple[dict, dict, dict]:
+def measure_file(file: TranscriptFile, copied=()) -> tuple[dict, dict, CallTimes]:
     """One transcript: its row (even with no API call), its problems, and its own calls' start times
     (which other files may hold copies of: see sources/claude/copies.py)."""
     transcript = read_file(file, copied)
@@ -93,7 +94,7 @@ def measure_claude(
     reread = _settle_copies(fresh, files, choice, workers)
     result.copied = {key: frozenset(entry.copied) for key, entry in fresh.items() if entry.copied}
     result.copy_files = frozenset(key for key, entry in fresh.items()
-                                  if entry.copied and claude_copies.copies_a_session(loads(entry.times), entry.copied))
+                                  if entry.copied and claude_copies.copies_a_session(_times(entry), entry.copied))
     if result.copy_files:  # a backup beside its session, or in a second root: the session is counted once
         result.problems[COPY_FILES] += len(result.copy_files)
     for entry in fresh.values():
@@ -116,7 +117,7 @@ def _settle_copies(fresh: dict[str, rows_cache.Entry], files: list[TranscriptFil
     by_key = {path_key(file.path): file for file in files}
     names = list(fresh)
     lost = claude_copies.settle([(name, by_key[name].source) for name in names],
-                                lambda index: loads(fresh[names[index]].times))
+                                lambda index: _times(fresh[names[index]]))
     again = [(name, lost.get(name, frozenset())) for name in names
              if tuple(sorted(lost.get(name, ()))) != tuple(fresh[name].copied)]
     # read again over every core, as the first reading was (one file is a tenth of a big history's bytes)
@@ -127,10 +128,14 @@ def _settle_copies(fresh: dict[str, rows_cache.Entry], files: list[TranscriptFil
     return len(again)
 
 
-def _packed(measured: tuple[dict, dict, dict]) -> tuple[bytes, dict | None, bytes]:
+def _packed(measured: tuple[dict, dict, CallTimes]) -> tuple[bytes, dict | None, bytes]:
     """A worker's result as it travels and is kept: the row's JSON, its problems if any, and its own calls'
-    start times as JSON (sources/claude/copies.py)."""
-    return dumps(measured[0]), measured[1] or None, dumps(measured[2])
+    start times as JSON, packed (sources/claude/copies.py: 16 bytes a call, in base64)."""
+    return dumps(measured[0]), measured[1] or None, dumps(measured[2].to_json())
+
+
+def _times(entry: rows_cache.Entry) -> CallTimes:
+    return CallTimes.from_json(loads(entry.times))
 
 
 def measure_group(files: list[TranscriptFile], copied: list[frozenset[str]]) -> list[tuple[bytes, dict | None, bytes]]:
@@ -228,7 +233,7 @@ def measure_one(file: TranscriptFile, choice: tokenizers.TokenizerChoice,
 
 
 def measure_session(file: TranscriptFile, choice: tokenizers.TokenizerChoice, detail: bool = False,
-                    copied: frozenset[str] | None = None,
+                    copied: frozenset[int] | None = None,
                     roots: list[Path] | None = None) -> tuple[ClaudeTranscript, dict, dict]:
     """One session as `xshare session` and its page show it: the reader (with its per-call log when
     `detail`), its row as the report has it, and its problems. The row leaves out calls an earlier file
@@ -247,41 +252,46 @@ def measure_session(file: TranscriptFile, choice: tokenizers.TokenizerChoice, de
     return transcript, row, dict(transcript.problems)
 
 
-def copied_here(file: TranscriptFile, times: dict[str, str | None],
-                roots: list[Path] | None = None) -> frozenset[str]:
+def copied_here(file: TranscriptFile, times: CallTimes, roots: list[Path] | None = None) -> frozenset[int]:
     """The calls of this file that an earlier transcript holds too, of its project folder or under `roots`,
     as the report decides it (sources/claude/copies.py)."""
-    mine = path_key(file.path)
-    return frozenset(call for call, biller in billed_by(file, times, roots).items() if biller != mine)
+    return frozenset(billed_elsewhere(file, times, roots))
 
 
-def billed_by(file: TranscriptFile, times: dict[str, str | None],
-              roots: list[Path] | None = None) -> dict[str, str]:
-    """Which transcript (its path key) bills each call of this file, of those of its project folder or under
-    `roots`, as the report decides it: from the report's cache where it is current, else from the files whose
-    ids meet this file's calls (a scan, not a read, of the others). Only the calls this file holds are kept of
-    the others', so a view of one session never holds every session's."""
+def billed_elsewhere(file: TranscriptFile, times: CallTimes, roots: list[Path] | None = None) -> dict[int, str]:
+    """The calls (their keys' digests) of this file that another transcript of its project folder or under
+    `roots` bills, and which (its path key), as the report decides it: from the report's cache where it is
+    current, else from the files whose ids meet this file's (a scan, not a read, of the others). Only the
+    calls another file holds too are kept, of this file's and of the others', so a view of one session holds
+    neither every session's calls nor a dict of its own (a million calls, alone in their folder: none)."""
     project = claude_copies.project_folder(file.path)
-    if not times or project is None:
-        return dict.fromkeys(times, path_key(file.path))
+    if not len(times) or project is None:
+        return {}
+    mine = path_key(file.path)
     paths = {path_key(path): path for path in claude_copies.transcripts_in(project)}
     paths.update((path_key(other.path), other.path) for other in claude.discover(roots or []))
+    paths.pop(mine, None)
     cached = rows_cache.load(counter.current().choice.name, set(paths))
-    held = {path_key(file.path): (file.source, times)}
+    held: dict[str, tuple[str, dict[int, str | None]]] = {}
+    ids = None
     for key, path in paths.items():
-        if key in held:
-            continue
         other, entry = claude.describe(path), cached.get(key)
         stat = _stat(other)
         if entry and stat and (entry.size, entry.mtime_ns) == stat:
-            theirs = loads(entry.times)
+            theirs = _times(entry)
         else:
-            scanned = claude_copies.scan_ids(path)
-            if not any(claude_copies.holds(scanned, call) for call in times):
+            ids = ids or claude_copies.scan_ids(file.path)
+            if not claude_copies.may_share(ids, claude_copies.scan_ids(path)):
                 continue
             theirs = measure_file(other)[2]
-        held[key] = (other.source, {call: time for call, time in theirs.items() if call in times})
-    return {call: biller for call, biller in claude_copies.billing_files(held).items() if call in times}
+        shared = {call: time for call, time in theirs.items() if times.has(call)}
+        if shared:
+            held[key] = (other.source, shared)
+    if not held:
+        return {}
+    wanted = {call for _, shared in held.values() for call in shared}
+    held[mine] = (file.source, {call: time for call, time in times.items() if call in wanted})
+    return {call: biller for call, biller in claude_copies.billing_files(held).items() if biller != mine}
 
 
 def copy_source(file: TranscriptFile, choice: tokenizers.TokenizerChoice,
@@ -291,10 +301,9 @@ def copy_source(file: TranscriptFile, choice: tokenizers.TokenizerChoice,
     counter.use(choice)
     entry = rows_cache.load(choice.name, {path_key(file.path)}).get(path_key(file.path))
     stat = _stat(file)
-    times = loads(entry.times) if entry and stat and (entry.size, entry.mtime_ns) == stat else measure_file(file)[2]
-    billers = billed_by(file, times, roots)
-    if not claude_copies.copies_a_session(times, [call for call, biller in billers.items()
-                                                  if biller != path_key(file.path)]):
+    times = _times(entry) if entry and stat and (entry.size, entry.mtime_ns) == stat else measure_file(file)[2]
+    elsewhere = billed_elsewhere(file, times, roots)
+    if not claude_copies.copies_a_session(times, elsewhere.keys()):
         return None
-    source = Counter(billers.values()).most_common(1)[0][0]
+    source = Counter(elsewhere.values()).most_common(1)[0][0]
     return claude.describe(key_path(source))

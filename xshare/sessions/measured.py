@@ -17,6 +17,6 @@ class Measured:
     tokenizer: tokenizers.TokenizerChoice | None = None
     sources: dict[str, str] = field(default_factory=dict)  # agent -> "read" | "not found"
     looked_in: list[str] = field(default_factory=list)  # for the "nothing found" message (stderr)
-    copied: dict[str, frozenset[str]] = field(default_factory=dict)  # path_key -> calls another file bills
+    copied: dict[str, frozenset[int]] = field(default_factory=dict)  # path_key -> calls another file bills (digests)
     # path_keys of the files that only copy another file's session (every call of theirs billed there): no row
     copy_files: frozenset[str] = frozenset()

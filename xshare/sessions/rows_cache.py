@@ -1,8 +1,9 @@
 """The Claude Code rows cache: each transcript's row under its path, size and modification time.
 
-One line a transcript after a header line (method, tokenizer): the head `[path, size, mtime_ns, problems,
-copied]` (copied: the calls the file holds that another file bills, see sources/claude/copies.py), a tab, the
-row's JSON, a tab, and the file's own calls' start times as a JSON object. JSON holds no raw tab, so the
+One line a transcript after a header line (method, tokenizer, layout): the head `[path, size, mtime_ns,
+problems, copied]` (copied: the digests of the calls the file holds that another file bills, see
+sources/claude/copies.py), a tab, the row's JSON, a tab, and the file's own calls' start times as a JSON
+object (copies.CallTimes, packed: 16 bytes a call in base64). JSON holds no raw tab, so the
 tabs cut the line, and the row and the times stay bytes: a report over many sessions reads its cache
 without turning every cached row (or every call's time) into Python objects, and writes it back a line at a
 time. A different tokenizer or method version makes every entry stale.
@@ -26,8 +27,8 @@ class Entry(NamedTuple):
     mtime_ns: int
     problems: dict | None
     row: bytes  # the row's JSON
-    times: bytes  # JSON of the file's own calls: call key (copies.call_key) -> its first row's timestamp (or null)
-    copied: tuple  # call keys of the calls the file holds but another file bills
+    times: bytes  # JSON of the file's own calls and their first rows' timestamps (copies.CallTimes.to_json)
+    copied: tuple  # digests of the call keys of the calls the file holds but another file bills
 
 
 def cache_file() -> Path:
@@ -39,8 +40,11 @@ def _legacy_file() -> Path:
     return state_dir() / "cache" / "claude-rows.json"
 
 
+_LAYOUT = 2  # 2: calls by their keys' digests, times packed (a cache of call keys is read again, once)
+
+
 def _header(tokenizer: str) -> bytes:
-    return dumps({"method": METHOD_VERSION, "tokenizer": tokenizer}) + b"\n"
+    return dumps({"method": METHOD_VERSION, "tokenizer": tokenizer, "layout": _LAYOUT}) + b"\n"
 
 
 def _entries(path: Path, tokenizer: str) -> Iterator[tuple[str, bytes, bytes]]:

@@ -21,21 +21,31 @@ one response repeats all three, and so does every copy of it. A proxy that sends
 (or message id) on every call still gives each call another message id, or another prompt, so its calls
 stay apart. Copies are settled across every file one command reads (`settle`), whatever folder or root
 holds them: a backup copied into `<project>/sessions/` or into another root bills nothing twice.
+
+A call is held by its key's 64-bit digest (xshare/measure/digests.py, which states the collision bound), and
+its time packed in one number (`CallTimes`): a file's own calls cost about 16 bytes each in the worker's
+answer and in the rows cache, and in the reader past PLAIN_KEYS calls (below it, as text: no digest to
+compute); the calls another file bills travel as digests too.
 """
 
 from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
+from xshare.measure import digests
+from xshare.measure.digests import DigestMap, digest
 from xshare.sources.claude import files, lines
 
 _IDS = re.compile(rb'"(requestId|id)"\s*:\s*"([^"\\]{1,200})"')
 _OVERLAP = 256  # bytes kept from one chunk to the next, so an id cut between chunks is still found
 _LAST = "\uffff"  # sorts after every timestamp: a call without one loses every tie it can
 SEPARATOR = "\x1f"  # between a call key's parts (the ASCII unit separator: no id holds it)
+# Claude Code's own form of a time: its digits, read as one number, sort as the text does
+_STAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z")
+_NO_TIME, _ODD_TIME = -1, -2  # a call without a time; one in another form, kept as text
 
 
 def call_key(request_id: object, message_id: object, snapshot: list[int] | None) -> str | None:
@@ -73,6 +83,12 @@ def scan_ids(path: Path) -> tuple[frozenset[str], frozenset[str]]:
     return requests, ids
 
 
+def may_share(mine: tuple[frozenset[str], frozenset[str]], theirs: tuple[frozenset[str], frozenset[str]]) -> bool:
+    """Whether two transcripts whose ids are scanned (`scan_ids`) can hold one call: they share a request id
+    or another id. Every call `holds` finds in `theirs` passes (its ids are written in both files)."""
+    return not (mine[0].isdisjoint(theirs[0]) and mine[1].isdisjoint(theirs[1]))
+
+
 def holds(scanned: tuple[frozenset[str], frozenset[str]], key: object) -> bool:
     """Whether a transcript whose ids are `scanned` can hold this call: its request id and its message id
     are both written there (a key without ids, a row's uuid: never)."""
@@ -108,26 +124,124 @@ def transcripts_in(project: Path) -> list[Path]:
     return sorted(found)
 
 
-class Copies:
-    """One reader's copies: which of the file's calls are another file's, and when each of its own began."""
+class CallTimes:
+    """A file's own calls and when each began. While it holds up to PLAIN_KEYS calls (an ordinary session),
+    a plain dict of their keys and times as text; past it, the keys' digests with each time packed: a time
+    of Claude Code's form (2026-11-01T09:30:00.123Z) as its digits in one number, any other kept as text.
+    What travels to the parent and the rows cache (`to_json`) is always the packed form."""
 
-    def __init__(self, path: Path, internal: bool, copied: Iterable[str] = ()) -> None:
+    def __init__(self) -> None:
+        self.plain: dict[str, str | None] | None = {}
+        self.packed = DigestMap(1, "q")
+        self.odd: dict[int, str] = {}
+        self._named: frozenset[int] = frozenset()  # the plain keys' digests, made when `has` is asked
+
+    def __len__(self) -> int:
+        return len(self.plain) if self.plain is not None else len(self.packed)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.plain if self.plain is not None else digest(key) in self.packed
+
+    def own(self, key: str, time: object) -> None:
+        """One of the file's own calls, first seen at `time` (a later sighting changes nothing)."""
+        if self.plain is None:
+            self._pack(digest(key), time)
+        elif key not in self.plain:
+            self.plain[key] = time if isinstance(time, str) else None
+            if len(self.plain) > digests.PLAIN_KEYS:
+                plain, self.plain = self.plain, None
+                for held, first in plain.items():
+                    self._pack(digest(held), first)
+
+    def _pack(self, named: int, time: object) -> None:
+        if named in self.packed:
+            return
+        if not isinstance(time, str):
+            code = _NO_TIME
+        elif _STAMP.fullmatch(time):
+            code = int(time[0:4] + time[5:7] + time[8:10] + time[11:13] + time[14:16] + time[17:19] + time[20:23])
+        else:
+            code, self.odd[named] = _ODD_TIME, time
+        self.packed.put(named, (code,))
+
+    def has(self, named: int) -> bool:
+        """Whether the call whose key has this digest is held."""
+        if self.plain is None:
+            return named in self.packed
+        if len(self._named) != len(self.plain):  # the plain dict only grows
+            self._named = frozenset(map(digest, self.plain))
+        return named in self._named
+
+    def keys(self) -> Iterator[int]:
+        """The calls' digests."""
+        return map(digest, self.plain) if self.plain is not None else self.packed.keys()
+
+    __iter__ = keys
+
+    def items(self) -> Iterator[tuple[int, str | None]]:
+        """(digest, time) of every call, the time as the row wrote it."""
+        if self.plain is not None:
+            yield from ((digest(key), time) for key, time in self.plain.items())
+            return
+        for named, (code,) in self.packed.items():
+            yield named, _time_of(code) if code >= 0 else self.odd.get(named)
+
+    def to_json(self) -> dict:
+        """The packed form, as the parent and the rows cache keep it."""
+        packed = self
+        if self.plain is not None:
+            packed = CallTimes()
+            packed.plain = None
+            for key, time in self.plain.items():
+                packed._pack(digest(key), time)
+        return {"packed": packed.packed.text(), "odd": {str(named): time for named, time in packed.odd.items()}}
+
+    def saved(self) -> dict:
+        """For the reader's state: the keys and times as text while plain, else the packed form."""
+        return dict(self.plain) if self.plain is not None else self.to_json()
+
+    @classmethod
+    def from_json(cls, saved: dict) -> CallTimes:
+        """Times as `to_json` or `saved` gave them (raises ValueError, TypeError or AttributeError for another
+        shape). The text form is also what xshare saved before digests."""
+        times = cls()
+        if len(saved) == 2 and isinstance(saved.get("packed"), str) and isinstance(saved.get("odd"), dict):
+            times.plain = None
+            times.packed = DigestMap.from_text(saved["packed"], 1, "q")
+            times.odd = {int(named): time for named, time in saved["odd"].items() if isinstance(time, str)}
+            return times
+        for key, time in saved.items():
+            times.own(key, time)
+        return times
+
+
+def _time_of(code: int) -> str:
+    digits = f"{code:017d}"
+    return (f"{digits[0:4]}-{digits[4:6]}-{digits[6:8]}T{digits[8:10]}:{digits[10:12]}:{digits[12:14]}."
+            f"{digits[14:17]}Z")
+
+
+class Copies:
+    """One reader's copies: which of the file's calls are another file's (their keys' digests, as the parent
+    settles them), and when each of its own began."""
+
+    def __init__(self, path: Path, internal: bool, copied: Iterable[int] = ()) -> None:
         self.path = path
         self.internal = internal
-        self.copied: set[str] = set(copied)  # call keys this file holds but does not bill
-        self.times: dict[str, str | None] = {}  # the file's own calls: key -> its first row's timestamp
+        self.copied = DigestMap.of(copied)  # the calls this file holds but does not bill
+        self.times = CallTimes()  # the file's own calls and when each began
         self._parent_ids: tuple[frozenset[str], frozenset[str]] | None = None  # internal agents' (scan_ids)
 
     def is_copy(self, key: object, row: dict) -> bool:
         """Whether this assistant row's call is a copy of another file's."""
-        if isinstance(key, str) and key in self.copied:
+        if len(self.copied) and isinstance(key, str) and digest(key) in self.copied:
             return True
         origin = row.get("requestSessionId")
         marked = isinstance(origin, str) and origin != row.get("sessionId")
         if not marked and self.internal and isinstance(key, str) and key not in self.times:
             marked = holds(self._parents(), key)
         if marked and isinstance(key, str):
-            self.copied.add(key)
+            self.copied.put(digest(key))
         return marked
 
     def _parents(self) -> tuple[frozenset[str], frozenset[str]]:
@@ -138,16 +252,20 @@ class Copies:
 
     def own(self, key: object, time: object) -> None:
         """One of the file's own calls, first seen at `time`."""
-        if isinstance(key, str) and key not in self.times:
-            self.times[key] = time if isinstance(time, str) else None
+        if isinstance(key, str):
+            self.times.own(key, time)
 
     def to_state(self) -> dict:
-        return {"copied": sorted(self.copied), "times": self.times}
+        return {"copied": self.copied.text(), "times": self.times.saved()}
 
     @classmethod
     def from_state(cls, state: dict, path: Path, internal: bool) -> Copies:
-        copies = cls(path, internal, state["copied"])
-        copies.times = dict(state["times"])
+        """A state saved by `to_state`, or by xshare before digests (a list of the copied calls' keys)."""
+        copied = state["copied"]
+        copies = cls(path, internal, () if isinstance(copied, str) else map(digest, copied))
+        if isinstance(copied, str):
+            copies.copied = DigestMap.from_text(copied)
+        copies.times = CallTimes.from_json(state["times"])
         return copies
 
 
@@ -160,10 +278,10 @@ def owner_key(time: str | None, source: str, path: str) -> tuple:
     return (time or _LAST, _rank(source), path)
 
 
-def billing_files(held: dict[str, tuple[str, dict[str, str | None]]]) -> dict[str, str]:
+def billing_files(held: dict[str, tuple[str, dict[int, str | None]]]) -> dict[int, str]:
     """Of the files (path -> (source, its own calls' times)), the one that bills each call; independent of the
     order the files come in."""
-    best: dict[str, tuple] = {}
+    best: dict[int, tuple] = {}
     for path, (source, times) in held.items():
         for key, time in times.items():
             candidate = owner_key(time, source, path)
@@ -172,40 +290,42 @@ def billing_files(held: dict[str, tuple[str, dict[str, str | None]]]) -> dict[st
     return {key: owner[2] for key, owner in best.items()}
 
 
-def lost_calls(held: dict[str, tuple[str, dict[str, str | None]]]) -> dict[str, frozenset[str]]:
+def lost_calls(held: dict[str, tuple[str, dict[int, str | None]]]) -> dict[str, frozenset[int]]:
     """For each file (path -> (source, its own calls' times)), the calls an earlier file holds too."""
     billed_by = billing_files(held)
     return {path: frozenset(key for key in times if billed_by[key] != path) for path, (_, times) in held.items()}
 
 
-def copies_a_session(times: dict, lost: Iterable[str]) -> bool:
+def copies_a_session(times: CallTimes, lost: Iterable[int]) -> bool:
     """Whether a file is a copy of another's session, not a session: it holds calls (`times`, its own as read
     alone) and every one of them is billed by another file (`lost`); it adds no call of its own. A file with
     one call of its own stays a session: that call is billed nowhere else. A fork whose every call is marked
     as its parent's (`requestSessionId`) is not one either: Claude Code gave it an id of its own."""
-    return bool(times) and set(times) <= set(lost)
+    lost = lost if isinstance(lost, (set, frozenset)) else set(lost)
+    return len(times) > 0 and all(key in lost for key in times.keys())
 
 
-def settle(files: Sequence[tuple[str, str]], times_of: Callable[[int], dict[str, str | None]]
-           ) -> dict[str, frozenset[str]]:
+def settle(files: Sequence[tuple[str, str]], times_of: Callable[[int], CallTimes]) -> dict[str, frozenset[int]]:
     """`lost_calls` over any number of files (name, source), each one's calls and times given by
     `times_of(index)`; only the files that lose a call are named. Every file's times are decoded once, and
-    again only for a file holding a call another file may hold too: what stays in memory meanwhile is one
-    hash a call, and the times of the calls whose hash two files share."""
-    hashes, ends = array("q"), array("q")
+    again only for a file holding a call another file holds too: what stays in memory meanwhile is 8 bytes a
+    call, 8 more while repeats are found (digests in sorted arrays), and the times of the calls two files share."""
+    calls, ends = array("Q"), array("q")
     for index in range(len(files)):
-        hashes.extend(hash(key) for key in times_of(index))
-        ends.append(len(hashes))
-    seen: set[int] = set()
-    shared: set[int] = set()
-    for value in hashes:
-        (shared if value in seen else seen).add(value)
+        calls.extend(times_of(index).keys())
+        ends.append(len(calls))
+    seen, shared = DigestMap(), DigestMap()
+    for named in calls:
+        if named in seen:
+            shared.put(named)
+        else:
+            seen.put(named)
     del seen
-    held: dict[str, tuple[str, dict[str, str | None]]] = {}
+    held: dict[str, tuple[str, dict[int, str | None]]] = {}
     start = 0
     for index, end in enumerate(ends):
-        if shared and any(value in shared for value in hashes[start:end]):
+        if len(shared) and any(named in shared for named in calls[start:end]):
             name, source = files[index]
-            held[name] = (source, {key: time for key, time in times_of(index).items() if hash(key) in shared})
+            held[name] = (source, {named: time for named, time in times_of(index).items() if named in shared})
         start = end
     return {name: lost for name, lost in lost_calls(held).items() if lost}

@@ -16,6 +16,12 @@ Row types Claude Code 2.1.3xx added, none of which adds context by itself:
 - `atis-latch`, `tools-used`: bookkeeping (a latch value; the names of the tools used so far).
 Rows carry `entrypoint`: `cli` (the TUI), `sdk-cli` (`claude -p`), `sdk-ts`/`sdk-py` (the SDKs), ...;
 sessions started through an SDK entry point are automated, not interactive.
+
+What the reader keeps of every row or call is held as text up to 32,768 ids a map, then by 64-bit digests in
+sorted arrays (xshare/measure/digests.py KeyMap, with its collision bound), so a session of any length costs a
+few dozen bytes a call: the rows seen (8 bytes a row), each call's usage (8 + 24), the request ids (8), each
+tool call's category (8 + 1), the results each row holds (8 + 8 a result) and each call's time (copies.py,
+8 + 8). Saved and resumed by saved.py.
 """
 
 from __future__ import annotations
@@ -23,10 +29,11 @@ from __future__ import annotations
 from collections import Counter
 
 from xshare.measure.classify import classify_tool, command_of
-from xshare.measure.ledger import REREAD, ROUNDING_PER_MESSAGE, USAGE_FIELDS, Ledger, session_row
+from xshare.measure.digests import KeptKeys, KeyMap
+from xshare.measure.ledger import CATEGORIES, REREAD, ROUNDING_PER_MESSAGE, USAGE_FIELDS, Ledger, session_row
 from xshare.measure.media import MAX_IMAGE_TOKENS, media_tokens
 from xshare.measure.timestamps import refused
-from xshare.sources.claude import lines
+from xshare.sources.claude import lines, saved
 from xshare.sources.claude.copies import Copies, call_key, request_of
 from xshare.sources.claude.costs import cost_totals
 from xshare.sources.claude.files import (  # discovery lives there; these names are this module's API too
@@ -84,10 +91,11 @@ class ClaudeTranscript(IncrementalLines):
         self.ledger = Ledger(detail=detail, rounding=ROUNDING_PER_MESSAGE)
         self.offset = 0
         self.identity: list | None = None  # (device, inode) of the file the offset belongs to
-        self.seen_rows: set[str] = set()
-        self.tool_categories: dict[str, str] = {}
-        self.calls: dict[str, list[int]] = {}
-        self.requests: set[str] | None = None  # the ids those calls go by, to tell one reused (_count_reuse)
+        self.seen_rows = KeyMap()  # every user/assistant/attachment/system row's uuid
+        self.tool_categories = KeyMap(1, "b")  # tool id -> its category's index in CATEGORIES
+        # call key -> its usage snapshot (call_usage: each number at most MAX_TOKENS, 1e8, so 32 bits hold it)
+        self.calls = KeyMap(len(USAGE_FIELDS) + 1, "i")
+        self.requests = KeyMap()  # the ids those calls go by, to tell one reused (_count_reuse)
         self.problems: Counter[str] = Counter()
         self.entrypoint: str | None = None
         self.cost: dict | None = None  # the last cost-state's totals
@@ -105,7 +113,7 @@ class ClaudeTranscript(IncrementalLines):
         self._lines = lines.LineSplitter(views=LOADS_VIEWS)
         self._labels: dict[str, str] = {}
         self._row_uuid: str | None = None  # the user/assistant row being read: its texts' ledger key
-        self.result_rows: dict[str, list[str]] = {}  # row uuid -> the tool ids of the results it holds
+        self.result_rows = KeyMap(multi=True)  # row uuid -> the tool ids of the results it holds
         self.preserved: list[str] = []  # the rows the last compact boundary kept, until its summary
 
     # --- bytes -> lines: IncrementalLines; a file replaced is read again from its start -------------
@@ -151,9 +159,8 @@ class ClaudeTranscript(IncrementalLines):
             return
         uuid = get("uuid")
         if isinstance(uuid, str):
-            if uuid in self.seen_rows:
+            if not self.seen_rows.put(uuid):
                 return  # the same row written twice
-            self.seen_rows.add(uuid)
         else:
             uuid = None
         # old (1.0.x) files hold their subagents' rows inline, as a separate conversation
@@ -222,7 +229,7 @@ class ClaudeTranscript(IncrementalLines):
         if previous is not None:
             self._close_call()
             if snapshot[5] >= previous[5] and snapshot != previous:
-                self.calls[key] = snapshot
+                self.calls.put(key, snapshot)
                 if thread in self.last_call:
                     self.last_call[thread][0] += snapshot[0] - previous[0]
                 # a later row of the same request and message: the same model as the call it revises
@@ -239,12 +246,8 @@ class ClaudeTranscript(IncrementalLines):
 
     def _count_reuse(self, key: str | None) -> None:
         """A new call whose request id another call had too: a proxy's constant id, said on stderr."""
-        if self.requests is None:  # not saved: rebuilt from the calls after a resume
-            self.requests = {request_of(known) for known in self.calls}
-        if key is not None:
-            if request_of(key) in self.requests:
-                self.problems[REUSED_ID] += 1
-            self.requests.add(request_of(key))
+        if key is not None and not self.requests.put(request_of(key)):
+            self.problems[REUSED_ID] += 1
 
     def _close_call(self) -> None:
         """Apply the open call to the ledger, then the context its rows added."""
@@ -254,7 +257,7 @@ class ClaudeTranscript(IncrementalLines):
         self.open_call, self.held = None, []
         snapshot, thread = call["snapshot"], call["thread"]
         if call["key"]:
-            self.calls[call["key"]] = snapshot
+            self.calls.put(call["key"], snapshot)
         self.last_call[thread] = [snapshot[0], 0]
         self.ledger.call(snapshot[0], usage=dict(zip(USAGE_FIELDS, snapshot[1:], strict=True)), thread=thread,
                          model=call["model"], time=call["time"])
@@ -267,7 +270,7 @@ class ClaudeTranscript(IncrementalLines):
         category = classify_tool(name, tool_input)
         tool_id = block.get("id")
         if isinstance(tool_id, str):
-            self.tool_categories[tool_id] = category
+            self.tool_categories.put(tool_id, (CATEGORIES.index(category),))
             if self.ledger.detail:
                 self._labels[tool_id] = f"{name}: {command_of(name, tool_input) or ''}".rstrip(": ")
         # the arguments (path, pattern, command) count with the call's category
@@ -278,11 +281,7 @@ class ClaudeTranscript(IncrementalLines):
         content = message.get("content") if isinstance(message, dict) else None
         if row.get("isCompactSummary"):
             self._snapshot(thread)
-            keep = {key for uuid in self.preserved for key in [uuid, *self.result_rows.get(uuid, ())]}
-            # only what this compaction kept can be kept again: the map stays as small as the context
-            self.result_rows = {uuid: self.result_rows[uuid] for uuid in self.preserved if uuid in self.result_rows}
-            self.preserved = []
-            self.ledger.compact(thread, frozenset(keep))
+            self.ledger.compact(thread, self._kept())
             if thread in self.last_call:  # the next call carries the overhead and what comes from here on
                 self.last_call[thread] = [self.ledger.present(thread)[1], 0]
             self._add("conversation", result_text(content), thread)
@@ -302,6 +301,16 @@ class ClaudeTranscript(IncrementalLines):
                 self._tool_result(block, thread)
         self._add_media(base, media_blocks(content), thread)  # a pasted image: the prompt's
 
+    def _kept(self) -> KeptKeys:
+        """What a compaction keeps: the rows its boundary named and the results those rows hold. Only these
+        can be kept again, so the map of results shrinks to them (as small as the context)."""
+        self.result_rows = self.result_rows.only(self.preserved)
+        tools = self.result_rows.values()  # as text, or digests once the map held too many
+        kept = KeptKeys([*self.preserved, *(tool for tool in tools if isinstance(tool, str))],
+                        [tool for tool in tools if isinstance(tool, int)])
+        self.preserved = []
+        return kept
+
     def _text(self, text: object, base: str, thread: str) -> None:
         if not isinstance(text, str):
             return
@@ -315,9 +324,10 @@ class ClaudeTranscript(IncrementalLines):
 
     def _tool_result(self, block: dict, thread: str) -> None:
         tool_id = block.get("tool_use_id") if isinstance(block.get("tool_use_id"), str) else None
-        category = self.tool_categories.get(tool_id, "other")
+        found = self.tool_categories.get(tool_id) if tool_id is not None else None
+        category = CATEGORIES[found[0]] if found is not None else "other"
         if tool_id and self._row_uuid:
-            self.result_rows.setdefault(self._row_uuid, []).append(tool_id)
+            self.result_rows.add(self._row_uuid, tool_id)
         text = result_text(block.get("content"))
         cut = trailing_reminders(text)
         if cut < len(text):
@@ -434,45 +444,10 @@ class ClaudeTranscript(IncrementalLines):
         return row
 
     def to_state(self) -> dict:
-        return {
-            "ledger": self.ledger.to_state(),
-            "offset": self.offset,
-            "identity": self.identity,
-            "seen_rows": sorted(self.seen_rows),
-            "tool_categories": self.tool_categories,
-            "calls": self.calls,
-            "entrypoint": self.entrypoint,
-            "cost": self.cost,
-            "snapshots": self.snapshots,
-            "last_call": self.last_call,
-            "forked": self.forked,
-            "result_rows": self.result_rows,
-            "preserved": self.preserved,
-            "fingerprint": self.fingerprint,
-            "open_call": self.open_call,
-            "held": self.held,
-            "copies": self.copies.to_state(),
-        }
+        return saved.reader_state(self)
 
     @classmethod
     def from_state(cls, state: dict, file: TranscriptFile, count, tokenizer: str) -> ClaudeTranscript:
         transcript = cls(file, count, tokenizer)
-        transcript.ledger = Ledger.from_state(state["ledger"])
-        transcript.ledger.rounding = ROUNDING_PER_MESSAGE  # a state saved before the tolerance: the same from now
-        transcript.offset = state["offset"]
-        transcript.identity = state["identity"]
-        transcript.seen_rows = set(state["seen_rows"])
-        transcript.tool_categories = dict(state["tool_categories"])
-        transcript.calls = dict(state["calls"])
-        transcript.entrypoint = state["entrypoint"]
-        transcript.cost = state["cost"]
-        transcript.snapshots = [dict(snapshot) for snapshot in state["snapshots"]]
-        transcript.last_call = {thread: list(pair) for thread, pair in state["last_call"].items()}
-        transcript.forked = state["forked"]
-        transcript.result_rows = {uuid: list(ids) for uuid, ids in state.get("result_rows", {}).items()}
-        transcript.preserved = list(state.get("preserved", []))
-        transcript.fingerprint = state["fingerprint"]
-        transcript.open_call = state["open_call"]
-        transcript.held = [list(entry) for entry in state["held"]]
-        transcript.copies = Copies.from_state(state["copies"], file.path, file.source == INTERNAL)
+        saved.restore(transcript, state)
         return transcript
