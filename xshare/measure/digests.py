@@ -277,3 +277,7 @@ class KeptKeys:
 
     def __contains__(self, key: object) -> bool:
         return key in self.texts or (bool(self.digests) and isinstance(key, str) and digest(key) in self.digests)
+
+    def as_digests(self) -> frozenset[int]:
+        """Every key by its digest: how the ledger holds its messages' keys (measure/present.py)."""
+        return self.digests | {digest(text) for text in self.texts}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from xshare import METHOD_VERSION
 from xshare.measure import fit
+from xshare.measure.digests import KeptKeys
 from xshare.measure.economics import Watch
 from xshare.measure.ids import normal_id
 from xshare.measure.present import key_digest
@@ -185,11 +186,13 @@ class Ledger:
             entry[name] += value
         entry["calls"] += calls
 
-    def compact(self, thread: str = "main", keep: frozenset[str] = frozenset()) -> None:
+    def compact(self, thread: str = "main", keep: frozenset[str] | KeptKeys = frozenset()) -> None:
         """A compaction: every compactable message of the thread stops being present, except those whose
-        key the compaction kept (Claude Code's preserved messages, re-sent after the summary)."""
+        key the compaction kept (Claude Code's preserved messages, re-sent after the summary; by text, or
+        as the reader holds them past its maps' threshold, some by digest)."""
         state = self._thread(thread)
-        state.compact({key_digest(key) for key in keep}, self._removed)
+        kept = keep.as_digests() if isinstance(keep, KeptKeys) else {key_digest(key) for key in keep}
+        state.compact(kept, self._removed)
         state.fresh = True  # what the next call carries beyond the summary says the overhead anew
         self.compactions += 1
         self.mark("compaction")

@@ -19,8 +19,6 @@ slots of dropped messages are given back once they are as many as the messages p
 from __future__ import annotations
 
 import base64
-import hashlib
-import struct
 import sys
 from array import array
 from bisect import bisect_right
@@ -28,20 +26,20 @@ from collections.abc import Callable, Iterator
 from itertools import accumulate, chain, compress, repeat
 from operator import add, sub
 
+from xshare.measure.digests import digest
+
 COMPACTABLE = 0x80  # in a message's kind byte, beside its category's index
 CATEGORY = 0x7F
-_FIRST_8 = struct.Struct("<Q").unpack_from
 _GIVE_BACK = 1024  # slots of dropped messages worth a copy to give back (once as many as the messages present)
 
 
 def key_digest(key: str | None) -> int:
-    """A message's key as 64 bits (0: no key): the first 8 bytes of the sha256 of its UTF-8. The ledger
-    matches keys only within one session: with n messages present and m keys asked for (a compaction's kept
-    messages, a trim's cleared ones) a false match has a chance below n * m / 2**64, under 1e-7 for a
-    million of each. A digest of 0 is read as no key (a chance of 2**-64)."""
-    if key is None:
-        return 0
-    return _FIRST_8(hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest())[0]
+    """A message's key as 64 bits (0: no key): the reader's own digest of it (measure/digests.py), so a key
+    the reader holds only by its digest (a compaction's kept results, past its maps' threshold) matches. The
+    ledger matches keys only within one session: with n messages present and m keys asked for (a
+    compaction's kept messages, a trim's cleared ones) a false match has a chance below n * m / 2**64, under
+    1e-7 for a million of each. A digest of 0 is read as no key (a chance of 2**-64)."""
+    return 0 if key is None else digest(key)
 
 
 class Messages:
