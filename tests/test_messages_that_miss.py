@@ -156,3 +156,18 @@ def test_report_help_does_not_say_the_vocabulary_needs_a_download():
                           cwd=REPO, env={"COLUMNS": "100", "PATH": "/usr/bin:/bin"}, timeout=60)
     words = " ".join(done.stdout.split())
     assert "no download" not in words and "no network" not in words and "the one xshare ships" in words
+
+
+# --- a closed pipe ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("argv", [("sessions", "--demo"), ("report", "--demo"), ("advice", "--demo")])
+def test_output_into_a_pipe_closed_early_ends_quietly(tmp_path: Path, argv):
+    """`xshare sessions | head -1`: the reader stops reading; a traceback (BrokenPipeError) was the last word.
+    `true` reads nothing and has exited before xshare writes its first line."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "XSHARE_HOME": str(tmp_path / "state"), "COLUMNS": "80"}
+    done = subprocess.run(f"{sys.executable} -m xshare {' '.join(argv)} | true; "
+                          "echo ${PIPESTATUS[0]}", shell=True, executable="/bin/bash", capture_output=True,
+                          text=True, cwd=REPO, env=env, timeout=120)
+    assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr[-600:]
+    assert done.stdout.strip() in ("0", "141")  # all written before head closed it, or stopped by the closed pipe

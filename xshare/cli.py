@@ -57,6 +57,21 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     handler = HANDLERS[args.command]
     try:
-        return with_state(args.command, bool(getattr(args, "output", None)), lambda: handler(args))
+        code = with_state(args.command, bool(getattr(args, "output", None)), lambda: handler(args))
+        sys.stdout.flush()  # a closed pipe is met here, not in Python's own flush at exit
+        return code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader stopped reading (`xshare sessions | head`): no traceback, as `ls` gives none
+        _quiet_stdout()
+        return 141  # as a shell reports a command a closed pipe stopped (128 + SIGPIPE)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at the null device, so that Python's own flush at exit meets no closed pipe either."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # no real stdout to point anywhere: nothing will be flushed to it
+        pass
