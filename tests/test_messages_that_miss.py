@@ -171,3 +171,21 @@ def test_output_into_a_pipe_closed_early_ends_quietly(tmp_path: Path, argv):
                           text=True, cwd=REPO, env=env, timeout=120)
     assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr[-600:]
     assert done.stdout.strip() in ("0", "141")  # all written before head closed it, or stopped by the closed pipe
+
+
+@pytest.mark.parametrize("columns", [60, 80, 200])
+def test_session_fits_the_terminal(capsys, monkeypatch, tmp_path: Path, columns):
+    """Issue 31: every command at 80 and 200 columns. `xshare session`'s lines (its categories, its re-sent
+    reads, its dollars) ran past 80 columns unwrapped."""
+    from xshare.demo import write_demo_corpus
+
+    root = str(write_demo_corpus(tmp_path / "claude"))
+    monkeypatch.setenv("COLUMNS", str(columns))
+    code, out, _ = run(capsys, "sessions", "--all", "--estimate", "--claude-root", root, "--json")
+    longest = max(json.loads(out)["sessions"], key=lambda entry: entry["api_calls"])
+    code, out, _ = run(capsys, "session", longest["id"], "--estimate", "--claude-root", root)
+    lines = out.splitlines()
+    assert code == 0 and max(map(len, lines)) <= columns
+    words = " ".join(line.strip() for line in lines)
+    assert "Recorded context by category:" in words and "Dollars (list prices of" in words
+    assert (columns == 200) == all(not line.startswith("  ") for line in lines)  # continuations only when wrapped

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from xshare.commands.common import looking, price_table, print_json, report_problems, say, tokenizer_choice
-from xshare.text import printable, printable_lines
+from xshare.text import output_width, printable, printable_lines, wrap
 
 
 def cmd_session(args: argparse.Namespace) -> int:
@@ -46,11 +46,13 @@ def cmd_session(args: argparse.Namespace) -> int:
     else:
         from xshare.report.render import session_summary
 
-        sys.stdout.write(session_summary(row))
+        lines = session_summary(row).splitlines()
         if table is not None:
             from xshare.report.session_dollars import session_line
 
-            print(printable_lines(session_line(row, table)))
+            lines.append(printable_lines(session_line(row, table)))
+        width = output_width()  # each line wrapped to the terminal, its continuation indented
+        print("\n".join(part for line in lines for part in wrap(line, width, "  ")))
     return 0
 
 
