@@ -37,9 +37,8 @@ from xshare.html.cells import (
 from xshare.html.index_page import sessions_table
 from xshare.measure.ledger import CATEGORIES
 from xshare.measure.prices import PriceTable, row_cost
-from xshare.report.dollars import money
+from xshare.report.dollars import exploration_dollars, money
 from xshare.report.render import READINGS
-from xshare.report.session_dollars import exploration_dollars
 from xshare.text import pct
 
 

@@ -245,7 +245,7 @@ def row_cost(row: dict, table: PriceTable) -> RowCost:
     A row from before that field was kept is priced at its model when it names one, else unpriced."""
     calls = row.get("api_calls") or 0
     by_model = row.get("usage_by_model")
-    if not row.get("usage_unknown") and not calls and not _recorded(row):
+    if made_no_call(row):
         return RowCost(0.0, 0.0, 0, 0)  # a session that made no call cost nothing: nothing unknown
     if row.get("usage_unknown") or not _recorded(row):
         return RowCost(None, None, 0, calls, (), NO_USAGE)
@@ -272,6 +272,11 @@ def row_cost(row: dict, table: PriceTable) -> RowCost:
             prompt += cost(rates, used, PROMPT_KEYS)
     return RowCost(dollars if known else None, prompt if known else None, priced, unpriced, tuple(sorted(missing)),
                    _unpriced_reason(missing, priced + unpriced) if missing else None)
+
+
+def made_no_call(row: dict) -> bool:
+    """A session that made no API call and recorded no usage: it cost nothing, which is known, not unknown."""
+    return not row.get("usage_unknown") and not row.get("api_calls") and not _recorded(row)
 
 
 def _recorded(row: dict) -> bool:

@@ -12,13 +12,28 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from xshare.measure.ledger import bill_short
-from xshare.measure.prices import NO_MODEL, OLD_ROW, PriceTable, row_cost
+from xshare.measure.prices import NO_MODEL, NO_USAGE, OLD_ROW, PriceTable, RowCost, made_no_call, row_cost
 from xshare.text import printable, wrap
 
 ASSUMPTION = ("exploration's dollars are its share of each session's billed prompt, priced at the mix of fresh "
               "input, cache reads and cache writes that session was billed; output is not exploration")
 UNKNOWN_MODEL = NO_MODEL
 NANO = 1_000_000_000
+
+
+def exploration_dollars(row: dict, priced: RowCost) -> float | None:
+    """Exploration's part of a session's priced prompt dollars: its share of the billed prompt, at the mix of
+    kinds the session paid; None when the prompt or the share is unknown (a bill short of its records). The
+    one rule the report's sum, `session` and the pages take it by."""
+    prompt = priced.prompt_dollars
+    billed = row.get("prompt_tokens_billed") or 0
+    if prompt is None:
+        return None
+    if not billed:
+        return 0.0 if not prompt else None
+    if bill_short(row.get("context_tokens") or 0, billed):
+        return None
+    return prompt * min(1.0, (row.get("billed_tokens") or {}).get("exploration", 0) / billed)
 
 
 def money(value: float | None) -> str:
@@ -43,15 +58,13 @@ class DollarSums:
         self.old_rows = 0  # rows cached before each model's usage was kept, of several models: unpriced
 
     def add(self, row: dict) -> None:
-        usage = row.get("usage")
-        recorded = isinstance(usage, dict) and any(usage.values())
-        if not row.get("usage_unknown") and not row.get("api_calls") and not recorded:
+        if made_no_call(row):
             self.no_calls += 1  # a session that made no call cost nothing: nothing to price, nothing unknown
             return
-        if row.get("usage_unknown") or not recorded:
+        cost = row_cost(row, self.table)
+        if cost.reason == NO_USAGE:
             self.no_usage += 1
             return
-        cost = row_cost(row, self.table)
         if cost.reason == OLD_ROW:
             self.old_rows += 1
             return
@@ -72,12 +85,11 @@ class DollarSums:
         agent = self.by_agent[row.get("agent") or "unknown"]
         agent[0] += 1
         agent[1] += dollars
-        billed = row.get("prompt_tokens_billed") or 0
-        if not billed or bill_short(row.get("context_tokens") or 0, billed):
+        explored = exploration_dollars(row, cost)
+        if explored is None:
             self.exploration_unknown += 1  # its share of the bill is unknown, so its dollars are too
             return
-        share = min(1.0, row["billed_tokens"]["exploration"] / billed)
-        exploration = _nano(prompt * share / NANO)
+        exploration = _nano(explored)
         self.covered_prompt += prompt
         self.exploration += exploration
         agent[2] += exploration

@@ -7,28 +7,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xshare.measure.ledger import bill_short
 from xshare.measure.prices import PriceTable, RowCost, row_cost
-from xshare.report.dollars import money
+from xshare.report.dollars import exploration_dollars, money
 from xshare.text import printable
 
 PARTLY = "+"  # after a figure that leaves out calls with no price: at least this much
 PARTLY_NOTE = (f"{PARTLY}: at least this much; calls or sessions with no list price (or no usage recorded) "
                "are left out of it")
-
-
-def exploration_dollars(row: dict, priced: RowCost) -> float | None:
-    """Exploration's part of the session's prompt dollars: its share of the billed prompt, at the mix of
-    kinds the session paid (as the report's sum takes it); None when the prompt or the share is unknown."""
-    prompt = priced.prompt_dollars
-    billed = row.get("prompt_tokens_billed") or 0
-    if prompt is None or priced.unpriced_calls:
-        return None
-    if not billed:
-        return 0.0 if not prompt else None
-    if bill_short(row.get("context_tokens") or 0, billed):
-        return None
-    return prompt * min(1.0, (row.get("billed_tokens") or {}).get("exploration", 0) / billed)
 
 
 def cost_cell(priced: RowCost) -> str:
