@@ -82,7 +82,7 @@ def marked(data: bytes, copy: int) -> bytes:
 
 def distinct_texts(roots: list[Path]) -> list[str]:
     """Every distinct text xshare counts in these Claude Code roots, found by the reader itself."""
-    from xshare.sources.claude import transcript as claude
+    from xshare.agents.claude_code import transcript as claude
 
     texts: dict[tuple[int, int], str] = {}
 

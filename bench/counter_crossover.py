@@ -78,8 +78,8 @@ def measure(texts: list[str], runs: int = 3) -> Crossover:
 
 
 def describe(result: Crossover, cores: int) -> list[str]:
+    from xshare.agents.common import counting as counter
     from xshare.measure import tokens
-    from xshare.sessions import counter
 
     return [
         f"counter tiktoken: load {result.load['tiktoken']:.2f} s, {result.rate['tiktoken']:.1f} MB/s of text; "
@@ -100,8 +100,8 @@ def main() -> None:
     args = parser.parse_args()
     if "XSHARE_VOCAB" not in os.environ and DEFAULT_VOCAB.is_file():
         os.environ["XSHARE_VOCAB"] = str(DEFAULT_VOCAB)
+    from xshare.agents.common import counting as counter
     from xshare.measure import tokens
-    from xshare.sessions import counter
 
     if not tokens.fast_installed():
         sys.exit("fastokens is not installed (pip install 'xshare[fast]')")

@@ -80,10 +80,10 @@ def invent(path: Path, *, target_bytes: int | None = None, calls: int | None = N
 def child(transcript: str, out: str, estimate: bool, vocab: str | None) -> None:
     """One fresh process: what `xshare html PATH -o OUT` does, timed by phase."""
     started = time.perf_counter()
+    from xshare.agents.claude_code.transcript import describe
     from xshare.html import write as html
     from xshare.html.session_page import render_session
     from xshare.measure import tokens
-    from xshare.sources.claude.transcript import describe
 
     choice = tokens.choose(estimate=estimate, vocab=vocab)
     file = describe(Path(transcript))

@@ -21,8 +21,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from xshare.agents.claude_code import transcript as claude
 from xshare.measure import classify
-from xshare.sources.claude import transcript as claude
 from xshare.state.store import loads
 
 REPO = Path(__file__).resolve().parents[1]

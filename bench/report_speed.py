@@ -287,8 +287,8 @@ def main() -> None:
 
 def fast_counter(args: argparse.Namespace, roots: list[Path], texts: list[str]) -> int:
     """The crossover, and cold reports counted by each counter; their peak memory (MB)."""
+    from xshare.agents.common import counting as counter
     from xshare.measure import tokens
-    from xshare.sessions import counter
 
     if not tokens.fast_installed():
         print("fast    fastokens is not installed (pip install 'xshare[fast]'): no comparison")
@@ -315,7 +315,7 @@ def compare_counters(runs: int, roots: list[Path], tag: str) -> int:
 
 def parallel(args: argparse.Namespace, roots: list[Path]) -> int:
     """A cold report on one core against one on every core given: the parallel efficiency."""
-    from xshare.sessions import counter
+    from xshare.agents.common import counting as counter
 
     cores = counter.cores()
     if cores < 2 or not shutil.which("taskset"):

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from xshare.agents.claude_code import many as claude_code
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
-from xshare.sessions import claude_code
 
 
 @pytest.fixture

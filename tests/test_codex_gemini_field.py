@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from xshare.agents.codex import reader as codex
+from xshare.agents.codex.code_mode import script_category
+from xshare.agents.gemini import reader as gemini
 from xshare.cli import main
-from xshare.sources import codex, gemini
-from xshare.sources.codex_exec import script_category
 
 BASE = "You are Codex, an agent based on GPT-6. " + "Be careful and kind. " * 400
 SESSION = "01a23219-c3d7-7be0-89d4-01f8da5c316b"

@@ -13,8 +13,8 @@ import sys
 import pytest
 from conftest import CORPUS, needs_corpus
 
+from xshare.agents.common import counting as counter
 from xshare.measure import tokens
-from xshare.sessions import counter
 
 pytest.importorskip("fastokens", reason="fastokens (xshare[fast]) is not installed")
 
@@ -74,7 +74,7 @@ def test_the_two_counters_can_differ() -> None:
 
 @needs_corpus
 def test_every_distinct_text_of_the_corpus_counts_the_same() -> None:
-    from xshare.sources.claude import transcript as claude
+    from xshare.agents.claude_code import transcript as claude
 
     texts: dict[tuple[int, int], str] = {}
 

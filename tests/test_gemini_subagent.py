@@ -19,7 +19,7 @@ from fake_gemini import FakeGemini, Reply, tool
 from fake_server import assert_row_matches
 from test_gemini_e2e import SKIP, make_host, wait_for
 
-from xshare.sources import gemini
+from xshare.agents.gemini import reader as gemini
 
 TASK = "Read notes.txt, find helper_1 and list src; report what you found."
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from xshare.agents.claude_code.many import measure_one
+from xshare.agents.claude_code.transcript import describe, discover
 from xshare.demo import TranscriptWriter, text, write_demo_corpus
 from xshare.html import analysis as html_analysis
 from xshare.html import command as html_command
@@ -22,8 +24,6 @@ from xshare.html.cells import CSS, MAX_COLUMNS, SCRIPT
 from xshare.html.session_page import render_session
 from xshare.measure import tokens
 from xshare.measure.ledger import CATEGORIES, SPREAD, USAGE_FIELDS, Ledger, session_row
-from xshare.sessions.claude_code import measure_one
-from xshare.sources.claude.transcript import describe, discover
 
 START = datetime(2026, 11, 3, 9, 0, tzinfo=timezone.utc)
 PROJECT = "-home-dev-app"

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from test_html import hostile_transcript  # pytest puts tests/ on sys.path (rootdir import mode)
 
+from xshare.agents.claude_code.transcript import describe, discover
 from xshare.demo import write_demo_corpus
 from xshare.html import write as xhtml
 from xshare.measure import tokens
-from xshare.sources.claude.transcript import describe, discover
 
 CHROMIUM = next((found for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
                  if (found := shutil.which(name))), None)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from test_cli import run  # tests/ is on sys.path
 
+from xshare.agents.claude_code.transcript import discover
 from xshare.demo import write_demo_corpus
 from xshare.html import write as xhtml
 from xshare.measure import tokens
@@ -21,7 +22,6 @@ from xshare.measure.timestamps import session_time
 from xshare.report.dollars import money
 from xshare.report.periods import period_of
 from xshare.report.session_dollars import cost_cell, exploration_dollars
-from xshare.sources.claude.transcript import discover
 
 UNPRICED_MODEL = "qwen3-coder-30b-local"  # the demo's gateway session: a self-hosted model, no list price
 SHIPPED = shipped()

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from test_html_browser import CHROMIUM, chromium  # tests/ is on sys.path
 
+from xshare.agents.claude_code.transcript import discover
 from xshare.demo import write_demo_corpus
 from xshare.html import write as xhtml
 from xshare.measure import tokens
 from xshare.measure.prices import shipped
-from xshare.sources.claude.transcript import discover
 
 NARROW = 500  # headless Chromium's narrowest window; the page's phone layout starts at 760 pixels
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary (apt-get install chromium)")

@@ -17,10 +17,10 @@ from agent_fixtures import gemini_messages
 from browser_layout import Browser
 from test_html_browser import CHROMIUM  # tests/ is on sys.path
 
+from xshare.agents.claude_code.transcript import discover
 from xshare.cli import main
 from xshare.demo import TranscriptWriter, write_demo_corpus
 from xshare.html import write as xhtml
-from xshare.sources.claude.transcript import discover
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary (apt-get install chromium)")
 WIDTHS = [(1280, False), (1600, False), (390, True)]  # True: a phone (mobile viewport, device scale 3)

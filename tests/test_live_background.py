@@ -14,12 +14,15 @@ import pytest
 from conftest import CORPUS, needs_corpus
 from hermes_fixtures import HermesDb
 
+from xshare.agents.claude_code import many as claude_code
+from xshare.agents.claude_code import rows_cache
+from xshare.agents.common import counting as counter
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
 from xshare.live import background
 from xshare.live import hook as live_hook
 from xshare.measure import tokens
-from xshare.sessions import claude_code, counter, prefill, rows_cache
+from xshare.sessions import prefill
 from xshare.state.store import locked
 
 REPO = Path(__file__).resolve().parents[1]

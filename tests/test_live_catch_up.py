@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from xshare.agents.claude_code.many import measure_one
+from xshare.agents.claude_code.transcript import describe
 from xshare.demo import write_demo_corpus
 from xshare.live import catch_up as statusline_update
 from xshare.live import session_state
 from xshare.measure import tokens
-from xshare.sessions.claude_code import measure_one
-from xshare.sources.claude.transcript import describe
 from xshare.state.paths import line_file
 from xshare.state.store import locked
 

@@ -17,8 +17,8 @@ from hermes_fixtures import HermesDb, call, read_result
 
 plugins = pytest.importorskip("hermes_cli.plugins", reason="hermes-agent is not installed here")
 
+from xshare.agents.hermes.state_db import measure_hermes  # noqa: E402
 from xshare.live import hermes_plugin  # noqa: E402
-from xshare.sources.hermes.state_db import measure_hermes  # noqa: E402
 
 SESSION = "20260301_100000_abcdef"
 

@@ -39,7 +39,7 @@ def test_a_turn_end_saves_the_sessions_counts_under_its_safe_file_name():
 def test_slash_xshare_prints_the_sessions_fields_escaped(tmp_path):
     from hermes_fixtures import HermesDb, call, read_result
 
-    from xshare.sources.hermes.state_db import measure_hermes
+    from xshare.agents.hermes.state_db import measure_hermes
 
     hostile = "20260301_100000_abcdef\033]52;c;ZXZpbA==\a\033[2J\nxshare: session forged"
     db = HermesDb(tmp_path / "state.db", 22)

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from conftest import CORPUS, append_in_pieces, needs_corpus, session_json
 
+from xshare.agents.claude_code.transcript import ClaudeTranscript, describe
 from xshare.demo import write_demo_corpus
 from xshare.live import hook as live_hook
 from xshare.measure import tokens
-from xshare.sources.claude.transcript import ClaudeTranscript, describe
 from xshare.state.paths import file_name, line_file, live_dir, state_dir
 from xshare.state.store import locked
 

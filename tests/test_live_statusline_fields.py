@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from test_live_statusline import run_script, status_payload  # tests/ is on sys.path
 
+from xshare.agents.claude_code.transcript import describe
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
 from xshare.demo.writer import TranscriptWriter, text
@@ -21,7 +22,6 @@ from xshare.html.write import claude_data
 from xshare.live import session_state, statusline
 from xshare.measure import tokens
 from xshare.measure.economics import weighted
-from xshare.sources.claude.transcript import describe
 from xshare.state.paths import line_file
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)

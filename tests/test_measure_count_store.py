@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from xshare.agents.common import counting as counter
+from xshare.agents.common import file_rows as session_agents
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
 from xshare.measure import count_store, tokens
-from xshare.sessions import agent_rows as session_agents
-from xshare.sessions import counter
 
 REPO = Path(__file__).resolve().parents[1]
 # varied texts: unicode, lone surrogates, blank runs too long for tiktoken in one piece, code, JSON

@@ -14,6 +14,7 @@ import pytest
 from agent_fixtures import codex_session, gemini_json, openclaw_session, opencode_db
 from hermes_fixtures import END_MARKER, SUMMARY, T0, HermesDb, call, read_result
 
+from xshare.agents.hermes.state_db import measure_hermes
 from xshare.cli import main
 from xshare.demo import TranscriptWriter, text
 from xshare.html.write import last_activity
@@ -24,7 +25,6 @@ from xshare.report.history import history_path, recall
 from xshare.report.periods import marks_text, period_of, split_by_period
 from xshare.report.render import Window, parse_cli_time
 from xshare.report.rows import merge_rows
-from xshare.sources.hermes.state_db import measure_hermes
 
 START = datetime(2026, 11, 3, 9, 0, tzinfo=timezone.utc)
 REFUSED = "timestamps unreadable or implausible"
@@ -384,9 +384,9 @@ def test_a_rebuild_gap_ignores_implausible_call_times():
 def test_the_hermes_cache_compares_the_start_it_read_from_as_a_time(tmp_path: Path, monkeypatch):
     """A database read for a window is read again for an earlier window only; the start it was read from
     is compared as a time (an older version stored it with the window's offset)."""
+    from xshare.agents.common import file_rows as session_agents
+    from xshare.agents.hermes import state_db as hermes
     from xshare.measure import tokens
-    from xshare.sessions import agent_rows as session_agents
-    from xshare.sources.hermes import state_db as hermes
 
     db = HermesDb(tmp_path / "state.db", 22)
     hermes_sessions(db, T0, [])

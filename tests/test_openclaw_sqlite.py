@@ -12,9 +12,11 @@ import pytest
 from agent_fixtures import openclaw_session
 from openclaw_fixtures import add_cold_archive, as_version_4, compress, jsonl_entries, openclaw_database
 
+from xshare.agents.common import unzstd
+from xshare.agents.openclaw import db as openclaw_db
+from xshare.agents.openclaw import reader as openclaw
 from xshare.cli import main
 from xshare.measure.agent_tools import explain_tool, wrapped_call
-from xshare.sources import openclaw, openclaw_db, unzstd
 
 CAN_COMPRESS = compress(b"x" * 2000) is not None
 needs_zstd = pytest.mark.skipif(not CAN_COMPRESS, reason="no zstd compressor on this machine (libzstd)")

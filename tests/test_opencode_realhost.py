@@ -27,7 +27,7 @@ from chat_hosts import compare_with_the_wire, make_project, tool, wait_until, xs
 from chat_wire import ChatWire
 from fake_openai import FakeOpenAI, Reply
 
-from xshare.sources import unseen
+from xshare.agents.common import unseen
 
 OPENCODE = os.environ.get("XSHARE_TEST_OPENCODE", "")
 SKIP = None if OPENCODE and Path(OPENCODE).is_file() else \

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from agent_fixtures import opencode_db
 
+from xshare.agents.common import sqlite, unseen
+from xshare.agents.opencode import reader as opencode
 from xshare.cli import main
-from xshare.sources import opencode, sqlite, unseen
 
 
 def _titled(tmp_path: Path, title: str | None) -> Path:

@@ -15,15 +15,16 @@ import pytest
 from agent_fixtures import codex_session, codex_token_count, codex_usage, openclaw_session
 from hermes_fixtures import HermesDb, call, read_result
 
+from xshare.agents.claude_code.usage import call_usage
+from xshare.agents.codex import reader as codex
+from xshare.agents.hermes.state_db import measure_hermes
+from xshare.agents.openclaw import reader as openclaw
 from xshare.cli import main
 from xshare.measure import plausible
 from xshare.measure.count_store import CountStore
 from xshare.measure.ledger import CATEGORIES
 from xshare.report import history
 from xshare.report.rows import read_rows
-from xshare.sources import codex, openclaw
-from xshare.sources.claude.usage import call_usage
-from xshare.sources.hermes.state_db import measure_hermes
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -248,7 +249,7 @@ FIFO_LIVE = """
 import json, sys
 from pathlib import Path
 from xshare.live import session_state
-from xshare.sessions import rows_cache
+from xshare.agents.claude_code import rows_cache
 from xshare.state.paths import line_file
 from xshare.live.statusline import render
 print(render({"session_id": "s1", "transcript_path": sys.argv[1]}, update=False))

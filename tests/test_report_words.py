@@ -84,7 +84,7 @@ def test_the_notes_at_the_end_read_plainly():
 
 
 def unseen_field() -> str:
-    from xshare.sources import unseen
+    from xshare.agents.common import unseen
 
     return unseen.FIELD
 

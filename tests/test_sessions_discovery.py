@@ -16,17 +16,20 @@ from claude_2_1_fixtures import a_session_with_a_subagent_and_a_compaction
 from conftest import CORPUS
 from hermes_fixtures import build_standard
 
+from xshare.agents.claude_code import files as claude_files
+from xshare.agents.claude_code import many as claude_code
+from xshare.agents.claude_code import transcript as claude
+from xshare.agents.codex import reader as codex
+from xshare.agents.common import file_rows as session_agents
+from xshare.agents.gemini import reader as gemini
+from xshare.agents.hermes import state_db as hermes
+from xshare.agents.openclaw import reader as openclaw
+from xshare.agents.opencode import reader as opencode
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
 from xshare.live import session_state
 from xshare.measure.ids import key_path, normal_id, path_key
 from xshare.report import history
-from xshare.sessions import agent_rows as session_agents
-from xshare.sessions import claude_code
-from xshare.sources import codex, gemini, openclaw, opencode
-from xshare.sources.claude import files as claude_files
-from xshare.sources.claude import transcript as claude
-from xshare.sources.hermes import state_db as hermes
 from xshare.state.store import dumps, loads
 
 TALLY = "-home-dev-tally"  # a project folder of the demo corpus

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from xshare.agents.claude_code import rows_cache
+from xshare.agents.common import file_rows as session_agents
 from xshare.cli import main
 from xshare.measure.ledger import CATEGORIES
 from xshare.report import history
-from xshare.sessions import agent_rows as session_agents
-from xshare.sessions import rows_cache
 
 TOOLS = (("Read", "file_path"), ("Grep", "pattern"), ("Bash", "command"), ("Edit", "file_path"))
 

@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from xshare.agents.claude_code import many as claude_code
+from xshare.agents.claude_code import transcript as claude
+from xshare.agents.common import counting as counter
+from xshare.agents.common import progress
 from xshare.demo import write_demo_corpus
 from xshare.measure import tokens
-from xshare.sessions import claude_code, counter, progress
-from xshare.sources.claude import transcript as claude
 
 
 class Terminal(io.StringIO):

@@ -13,12 +13,12 @@ from agent_fixtures import codex_session, gemini_json, openclaw_session, opencod
 from claude_2_1_fixtures import ORPHAN_SESSION, orphan_subagents
 from hermes_fixtures import HermesDb
 
+from xshare.agents.claude_code.adapter import ClaudeCode
+from xshare.agents.claude_code.files import discover
+from xshare.agents.protocol import Adapter
 from xshare.cli import main
 from xshare.demo.corpus import write_demo_corpus
-from xshare.sessions.adapters import ClaudeCode
 from xshare.sessions.registry import REGISTRY, check
-from xshare.sources.adapter import Adapter
-from xshare.sources.claude.files import discover
 
 CODEX_ID, GEMINI_ID = "0190aaaa-1111-7000-8000-000000000001", "3c2a1b0d-aaaa-4bbb-8ccc-000000000001"
 OPENCLAW_ID, HERMES_ID = "6a5b4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2d", "hermes-only-7f3e"

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from agent_fixtures import codex_session, gemini_json, openclaw_session, opencode_db
 
+from xshare.agents.common.file_rows import cache_path
 from xshare.cli import main
-from xshare.sessions.agent_rows import cache_path
 
 HEADER = ("Codex CLI", "Gemini CLI", "OpenCode", "OpenClaw")
 

@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 from agent_fixtures import codex_session, gemini_json, gemini_jsonl, openclaw_session
 
+from xshare.agents.codex import reader as codex
+from xshare.agents.gemini import reader as gemini
+from xshare.agents.openclaw import reader as openclaw
 from xshare.cli import main
 from xshare.sessions.registry import owner
-from xshare.sources import codex, gemini, openclaw
 
 ODD = [None, True, 0, -5, 1.5e300, "", "x", [], [None], {}, {"": None}, "2026-13-45T99:99:99Z", 10 ** 30]
 

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from xshare.demo import TranscriptWriter, text, tool_use, write_demo_corpus
-from xshare.sources.claude.transcript import (
+from xshare.agents.claude_code.transcript import (
     INTERACTIVE,
     INTERNAL,
     SUBAGENT,
@@ -21,6 +20,7 @@ from xshare.sources.claude.transcript import (
     discover,
     resolve_root,
 )
+from xshare.demo import TranscriptWriter, text, tool_use, write_demo_corpus
 
 START = datetime(2026, 11, 3, 9, 0, tzinfo=timezone.utc)
 

@@ -16,10 +16,10 @@ import pytest
 from claude_2_1_fixtures import OVERHEAD, NewSession, Provider, chars
 from conftest import append_in_pieces
 
+from xshare.agents.claude_code.transcript import ClaudeTranscript, describe
 from xshare.cli import main
 from xshare.measure.ledger import ROUNDING_PER_MESSAGE, Ledger
 from xshare.measure.media import image_size, image_tokens, media_tokens, pdf_pages
-from xshare.sources.claude.transcript import ClaudeTranscript, describe
 
 WRAP = "<system-reminder>\n{}\n</system-reminder>"
 

@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from xshare.agents.claude_code import many as claude_code
+from xshare.agents.claude_code import saved
+from xshare.agents.claude_code.transcript import REUSED_ID, ClaudeTranscript, describe
+from xshare.agents.common import counting as counter
 from xshare.measure import digests, tokens
 from xshare.measure.digests import DigestMap, KeptKeys, KeyMap, digest
-from xshare.sessions import claude_code, counter
-from xshare.sources.claude import saved
-from xshare.sources.claude.transcript import REUSED_ID, ClaudeTranscript, describe
 
 SESSION = "5e551011-0000-4000-8000-000000000777"
 

@@ -17,15 +17,16 @@ from claude_2_1_fixtures import NewSession, Provider, a_session_with_a_subagent_
 from conftest import CORPUS, append_in_pieces, needs_corpus
 from test_html import assert_page_equals_row, read_page
 
+from xshare.agents.claude_code import many as claude_code
+from xshare.agents.claude_code import transcript as claude
+from xshare.agents.claude_code.copies import lost_calls, owner_key, scan_ids
+from xshare.agents.claude_code.many import measure_one
+from xshare.agents.claude_code.transcript import ClaudeTranscript, describe
+from xshare.agents.common import counting as counter
 from xshare.cli import main
 from xshare.html import write as xhtml
 from xshare.live import hook, session_state
 from xshare.measure import tokens
-from xshare.sessions import claude_code, counter
-from xshare.sessions.claude_code import measure_one
-from xshare.sources.claude import transcript as claude
-from xshare.sources.claude.copies import lost_calls, owner_key, scan_ids
-from xshare.sources.claude.transcript import ClaudeTranscript, describe
 
 FORK_ID = "0f1e2d3c-4b5a-4968-8776-655443322110"
 RESUMED_ID = "5a4b3c2d-1e0f-4a9b-8c7d-6e5f4a3b2c1d"

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
+from xshare.agents.claude_code.lines import MAX_LINE, LineSplitter
+from xshare.agents.claude_code.transcript import ClaudeTranscript, describe, discover
+from xshare.agents.protocol import Looking
 from xshare.live import hook, session_state
 from xshare.measure import tokens
 from xshare.sessions.measure import measure
-from xshare.sources.adapter import Looking
-from xshare.sources.claude.lines import MAX_LINE, LineSplitter
-from xshare.sources.claude.transcript import ClaudeTranscript, describe, discover
 from xshare.state.paths import line_file, state_dir
 
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")

@@ -18,11 +18,11 @@ import pytest
 from claude_2_1_fixtures import NewSession, Provider
 from test_sources_claude_forks import RESUMED_ID, a_fork, an_internal_agent, cli_json, read, report, totals
 
+from xshare.agents.claude_code.copies import CallTimes, lost_calls, settle
+from xshare.agents.claude_code.many import COPY_FILES
+from xshare.agents.claude_code.transcript import REUSED_ID
 from xshare.cli import main
 from xshare.measure.digests import digest
-from xshare.sessions.claude_code import COPY_FILES
-from xshare.sources.claude.copies import CallTimes, lost_calls, settle
-from xshare.sources.claude.transcript import REUSED_ID
 
 PROJECT = Path("projects") / "-home-dev-app"
 

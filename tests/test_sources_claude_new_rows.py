@@ -11,12 +11,12 @@ import pytest
 from claude_2_1_fixtures import NewSession, Provider, a_session_with_a_subagent_and_a_compaction, chars
 from conftest import append_in_pieces
 
+from xshare.agents.claude_code.costs import cost_totals
+from xshare.agents.claude_code.transcript import AUTOMATED, INTERACTIVE, SUBAGENT, ClaudeTranscript, describe
 from xshare.cli import main
 from xshare.live import hook, session_state
 from xshare.measure.family import charge_unrecorded, complete_with_unrecorded
 from xshare.measure.ledger import CATEGORIES
-from xshare.sources.claude.costs import cost_totals
-from xshare.sources.claude.transcript import AUTOMATED, INTERACTIVE, SUBAGENT, ClaudeTranscript, describe
 
 NEW_TYPES = ("atis-latch", "api-request", "api-request-shape", "api-request-blob", "tools-used", "cost-state")
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from claude_2_1_fixtures import NewSession, Provider, chars
 
-from xshare.sources.claude.reread import reread_texts
-from xshare.sources.claude.transcript import ClaudeTranscript, describe
+from xshare.agents.claude_code.reread import reread_texts
+from xshare.agents.claude_code.transcript import ClaudeTranscript, describe
 
 SOURCE = "def retry(times):\n    for attempt in range(times):\n        yield attempt\n"
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from agent_fixtures import codex_legacy, codex_session
 
+from xshare.agents.codex import reader as codex
 from xshare.cli import main
 from xshare.measure.agent_tools import explain_tool
-from xshare.sources import codex
 
 
 def _read(path: Path, ledgers: dict | None = None) -> tuple[dict, Counter]:

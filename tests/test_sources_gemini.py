@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from agent_fixtures import gemini_json, gemini_jsonl
 
+from xshare.agents.gemini import reader as gemini
 from xshare.cli import main
 from xshare.measure.agent_tools import explain_tool
-from xshare.sources import gemini
 
 
 def _read(path: Path, ledgers: dict | None = None) -> tuple[dict, Counter]:

@@ -31,9 +31,9 @@ from hermes_fixtures import (
     terminal_result,
 )
 
-from xshare.sources import sqlite as hermes_db
-from xshare.sources.hermes import state_db as hermes
-from xshare.sources.hermes.state_db import default_databases, iso, measure_hermes, source_label
+from xshare.agents.common import sqlite as hermes_db
+from xshare.agents.hermes import state_db as hermes
+from xshare.agents.hermes.state_db import default_databases, iso, measure_hermes, source_label
 
 CORPUS_HERMES = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "hermes"
 
@@ -499,7 +499,7 @@ try:
     plain = "ok"
 except sqlite3.Error as error:
     plain = str(error)
-from xshare.sources.hermes.state_db import measure_hermes
+from xshare.agents.hermes.state_db import measure_hermes
 rows, problems = measure_hermes([database], len, "chars")
 print(json.dumps([plain, len(rows), dict(problems)]))
 """
@@ -688,7 +688,7 @@ def _report(arguments: list[str], capsys: pytest.CaptureFixture) -> tuple[int, s
 
 
 def test_a_repeated_report_reads_a_database_again_only_when_it_changed(tmp_path: Path, capsys, monkeypatch):
-    from xshare.sessions import agent_rows as session_agents
+    from xshare.agents.common import file_rows as session_agents
 
     path = build_standard(tmp_path / "a" / "state.db", 22)
     reads = []

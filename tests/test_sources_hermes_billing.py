@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from hermes_fixtures import HermesDb, call, read_result, terminal_result
 
+from xshare.agents.hermes.state_db import measure_hermes
 from xshare.cli import main
-from xshare.sources.hermes.state_db import measure_hermes
 
 MAIN = (3000, 6000, 1000, 50)  # input, cache_read, cache_write, output of the main loop
 TITLE = (400, 0, 0, 12)

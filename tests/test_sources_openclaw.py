@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from agent_fixtures import openclaw_session
 
+from xshare.agents.openclaw import reader as openclaw
 from xshare.cli import main
 from xshare.measure.agent_tools import explain_tool
-from xshare.sources import openclaw
 
 
 def _read(path: Path, ledgers: dict | None = None) -> tuple[dict, Counter]:

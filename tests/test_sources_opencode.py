@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from agent_fixtures import opencode_db
 
+from xshare.agents.opencode import reader as opencode
 from xshare.cli import main
 from xshare.measure.agent_tools import explain_tool
-from xshare.sources import opencode
 
 
 def _read(path: Path, ledgers: dict | None = None) -> tuple[dict[str, dict], Counter]:

@@ -27,12 +27,12 @@ from hermes_fixtures import hermes_rotations
 from test_live_statusline import status_payload  # tests/ is on sys.path
 from test_sources_gemini import cleared
 
+from xshare.agents.claude_code.files import discover
 from xshare.cli import main
 from xshare.demo.corpus import write_demo_corpus
 from xshare.html.cells import AGENTS
 from xshare.live import session_state, statusline
 from xshare.measure.ledger import ROUNDING_ALLOWANCE
-from xshare.sources.claude.files import discover
 from xshare.text import pct
 
 AGENT_OF_NAME = {name: agent for agent, name in AGENTS.items()}  # the index shows some agents by name

@@ -10,6 +10,7 @@ import argparse
 import textwrap
 
 from xshare import __version__
+from xshare.agents.table import AGENTS
 from xshare.live.statusline import DEFAULT_LINE2, FIELD_NAMES
 
 DESCRIPTION = """\
@@ -38,22 +39,8 @@ def _command(commands, name: str, summary: str, description: str, examples: str)
 
 
 def add_measure_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--claude-root", action="append", metavar="DIR",
-                        help="a Claude Code config or projects folder (repeatable); default: $CLAUDE_CONFIG_DIR, "
-                             "else ~/.claude and ~/.config/claude")
-    parser.add_argument("--hermes-db", action="append", metavar="PATH",
-                        help="a Hermes state.db, opened read-only (repeatable); default: $HERMES_HOME/state.db, "
-                             "else ~/.hermes/state.db, plus ~/.hermes/profiles/*/state.db")
-    for flag, what, default in (
-        ("--codex-home", "a Codex CLI home", "$CODEX_HOME, else ~/.codex"),
-        ("--gemini-home", "a Gemini CLI home (the .gemini folder)", "$GEMINI_CLI_HOME/.gemini, else ~/.gemini"),
-        ("--opencode-db", "an OpenCode opencode.db, or its data folder",
-         "$XDG_DATA_HOME/opencode, else ~/.local/share/opencode"),
-        ("--openclaw-home", "an OpenClaw state folder",
-         "$OPENCLAW_STATE_DIR, else $OPENCLAW_HOME/.openclaw, else ~/.openclaw"),
-    ):
-        parser.add_argument(flag, action="append", metavar="PATH",
-                            help=f"{what}, read-only (repeatable); default: {default}")
+    for line in AGENTS:
+        parser.add_argument(line.option, action="append", metavar=line.metavar, help=line.help)
     parser.add_argument("--estimate", action="store_true",
                         help="count characters / 4 instead of o200k_base tokens (quicker, rougher)")
     parser.add_argument("--vocab", metavar="FILE",

@@ -74,8 +74,8 @@ def looking(args: argparse.Namespace, choice: TokenizerChoice | None = None, sin
     """Where to look for each agent's sessions (its flag, by agent) and how to count: the typed options
     the registry's adapters take (never the Namespace). `warn=False` for a command's second look at the
     same places: their warnings were said at the first."""
+    from xshare.agents.protocol import Looking
     from xshare.sessions.registry import REGISTRY
-    from xshare.sources.adapter import Looking
 
     homes = {adapter.agent: getattr(args, adapter.flag, None) for adapter in REGISTRY}
     if any(given is not None for given in homes.values()):  # a report on named folders is on those alone

@@ -27,9 +27,9 @@ def _refuse_rows_file(args: argparse.Namespace) -> bool:
 def measure_in_window(args: argparse.Namespace, window):
     """Every session the flags name, measured (problems said on stderr); those that started in the window,
     and how many are still active at its end."""
+    from xshare.agents.common.packed import in_window
     from xshare.report.render import CountingPlace
     from xshare.sessions.measure import measure
-    from xshare.sessions.packed import in_window
 
     measured = measure(looking(args, since=window.since))
     report_problems(measured.problems, getattr(args, "demo", False))
@@ -292,8 +292,8 @@ def _remembered_in_window(args: argparse.Namespace, measured, window):
     """Keep the measured rows in the history (never the demo's); the remembered sessions in the window
     whose transcript is gone, and how many more were left out for their tokenizer. None with
     --no-history, nor for a report on folders or databases the user named (a report on them alone)."""
+    from xshare.agents.common.packed import PackedRows, in_window
     from xshare.report.history import gone_sessions, keep
-    from xshare.sessions.packed import PackedRows, in_window
     from xshare.sessions.registry import FLAGS
 
     if args.demo:

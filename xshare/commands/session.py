@@ -16,9 +16,9 @@ def cmd_session(args: argparse.Namespace) -> int:
     if the hook keeps one) or a unique prefix of its id, from any agent of the registry."""
     from collections import Counter
 
+    from xshare.agents.protocol import Ambiguous
     from xshare.live.session_state import live_row
     from xshare.sessions.registry import find, names
-    from xshare.sources.adapter import Ambiguous
 
     try:  # a --prices file xshare cannot use is refused before anything is read, as the report does
         table = price_table(args)

@@ -8,13 +8,13 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from xshare.agents.common import counting as session_counter
+from xshare.agents.protocol import Found, Looking
 from xshare.html.analysis import Linked, from_ledger
 from xshare.html.session_page import render_session
 from xshare.html.write import page_path, shown_path, unique_page
 from xshare.measure.prices import PriceTable
-from xshare.sessions import counter as session_counter
 from xshare.sessions.registry import BY_AGENT, REGISTRY
-from xshare.sources.adapter import Found, Looking
 from xshare.state.store import atomic_write
 
 

@@ -9,6 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from xshare.agents.claude_code.files import discover
+from xshare.agents.hermes import state_db as hermes
+from xshare.agents.protocol import Ambiguous, Looking
 from xshare.html.agents import ledger_pages, write_found_page
 from xshare.html.habit_store import habit_summaries
 from xshare.html.write import (
@@ -24,9 +27,6 @@ from xshare.measure import tokens as tokenizers
 from xshare.measure.prices import PriceTable
 from xshare.report.outputs import refusal
 from xshare.sessions.registry import find, names
-from xshare.sources.adapter import Ambiguous, Looking
-from xshare.sources.claude.files import discover
-from xshare.sources.hermes import state_db as hermes
 from xshare.text import printable, problem_lines
 
 

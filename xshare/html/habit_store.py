@@ -11,14 +11,14 @@ from collections import Counter
 from pathlib import Path
 
 from xshare import METHOD_VERSION
+from xshare.agents.claude_code import transcript as claude
+from xshare.agents.common.measured import Measured
+from xshare.agents.protocol import Looking
 from xshare.html.analysis import from_ledger
 from xshare.html.habits import session_habits
 from xshare.html.write import claude_data
 from xshare.measure.ids import path_key
-from xshare.sessions.measured import Measured
 from xshare.sessions.registry import REGISTRY
-from xshare.sources.adapter import Looking
-from xshare.sources.claude import transcript as claude
 from xshare.state.store import atomic_write, dumps, read_json, state_dir
 
 HABITS_VERSION = 3  # bump when a habit's rule changes: the side cache is then read again

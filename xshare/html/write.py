@@ -17,6 +17,11 @@ from functools import partial
 from pathlib import Path
 
 from xshare import METHOD_VERSION
+from xshare.agents.claude_code import transcript as claude
+from xshare.agents.claude_code.many import measure_claude, measure_session
+from xshare.agents.claude_code.transcript import TranscriptFile
+from xshare.agents.common import counting as session_counter
+from xshare.agents.common.measured import Measured
 from xshare.html.analysis import (
     Linked,
     SessionData,
@@ -30,11 +35,6 @@ from xshare.measure.ids import path_key
 from xshare.measure.prices import PriceTable
 from xshare.measure.timestamps import stamp
 from xshare.report.periods import read_marks
-from xshare.sessions import counter as session_counter
-from xshare.sessions.claude_code import measure_claude, measure_session
-from xshare.sessions.measured import Measured
-from xshare.sources.claude import transcript as claude
-from xshare.sources.claude.transcript import TranscriptFile
 from xshare.state.paths import home as user_home
 from xshare.state.paths import html_file
 from xshare.state.store import atomic_write

@@ -230,8 +230,8 @@ def _quiet(_message: str) -> None:
 def measure_session(session_id: str, database: Path | None = None) -> tuple[dict | None, Counter]:
     """The session's row from state.db (read-only), by the same code as `xshare report`."""
     global _counter
+    from xshare.agents.hermes.state_db import read_database
     from xshare.measure import tokens
-    from xshare.sources.hermes.state_db import read_database
 
     if _counter is None:
         _counter = tokens.Counter(tokens.choose(), warn=_quiet)  # never print into Hermes's screen

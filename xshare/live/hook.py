@@ -65,8 +65,8 @@ def run_hook(stdin: bytes) -> None:
 def _remember(paths: list[Path]) -> None:
     """At a turn's end: the sessions' rows, as the live ledger has them, go into xshare's history (which
     outlives the transcripts); the update itself may have run in the worker."""
+    from xshare.agents.claude_code.transcript import describe
     from xshare.report.history import remember  # only a turn's end needs the history
-    from xshare.sources.claude.transcript import describe
 
     rows = [row for path in paths if path.is_file() and (row := live_row(describe(path).session_id))]
     if rows:

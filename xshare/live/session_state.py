@@ -51,7 +51,7 @@ class _LazyCount:
 
 
 def _resume(file, choice, count):
-    from xshare.sources.claude.transcript import ClaudeTranscript
+    from xshare.agents.claude_code.transcript import ClaudeTranscript
     from xshare.state.store import read_json
 
     saved = read_json(state_file(file.session_id))
@@ -78,8 +78,8 @@ def is_current(path: Path, session_id: str, tokenizer: str | None = None) -> boo
 
 def update(path: Path, choice=None) -> dict | None:
     """Bring one transcript's live state up to date; returns its row (None if it already was)."""
+    from xshare.agents.claude_code.transcript import describe
     from xshare.measure import tokens
-    from xshare.sources.claude.transcript import describe
     from xshare.state.store import atomic_write, dumps, locked
 
     file = describe(path)
@@ -114,8 +114,8 @@ def _with_family(row: dict, file, choice, member_row) -> dict:
     rows of its subagent files (`member_row(path, choice)`, or their live state when that is None)."""
     if not row.get("cost_state"):
         return row
+    from xshare.agents.claude_code.transcript import family_files
     from xshare.measure.family import complete_with_unrecorded
-    from xshare.sources.claude.transcript import family_files
 
     family = []
     for member in family_files(file):
@@ -174,8 +174,8 @@ def _economics(row: dict, watch) -> dict:
 def live_row(session_id: str, choice=None) -> dict | None:
     """A session's row from its live state, if the hook keeps one under the current tokenizer (with
     the calls its subagent files' live states and Claude Code's usage totals show it did not record)."""
+    from xshare.agents.claude_code.transcript import ClaudeTranscript, describe
     from xshare.measure import tokens
-    from xshare.sources.claude.transcript import ClaudeTranscript, describe
     from xshare.state.store import read_json
 
     choice = choice or tokens.choose()

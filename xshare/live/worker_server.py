@@ -13,11 +13,11 @@ import threading
 import time
 from pathlib import Path
 
+from xshare.agents.claude_code import transcript  # noqa: F401  (the reader's import cost, paid before any request)
 from xshare.live import worker
 from xshare.live.log import log, log_exception
 from xshare.live.session_state import update
 from xshare.measure import tokens
-from xshare.sources.claude import transcript  # noqa: F401  (the reader's import cost, paid before any request)
 from xshare.state.store import atomic_write, locked
 
 IDLE_SECONDS = 600.0

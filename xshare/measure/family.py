@@ -158,7 +158,7 @@ def complete_rows(rows: list[dict]) -> list[dict]:
 
 
 def complete_packed(items: list[bytes]) -> list[bytes]:
-    """complete_rows() over rows kept as JSON bytes (xshare.sessions.packed), in place: only a completed row is
+    """complete_rows() over rows kept as JSON bytes (xshare.agents.common.packed), in place: only a completed row is
     decoded and packed again; of a subagent's row only what completing its parent reads is kept."""
     children: dict[str, list[dict]] = {}
     owners = []

@@ -69,7 +69,7 @@ class SessionRow(_SessionRowRequired, total=False):
     unrecorded_prompt_tokens: int
     unrecorded_reviews: int  # Hermes
     unrecorded_tasks: dict  # Hermes's auxiliary tasks
-    unseen_calls: dict[str, int]  # sources/unseen.py
+    unseen_calls: dict[str, int]  # agents/common/unseen.py
     bill_short: bool  # the records show more sent than was billed: both shares unknown (ledger.bill_short)
     unknown_because: str  # why the shares are unknown, in words
     usage_unknown: str

@@ -22,11 +22,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import BinaryIO
 
+from xshare.agents.common.packed import PackedRows
 from xshare.measure.ids import normal_id
 from xshare.measure.plausible import row_problem
 from xshare.measure.row import SessionRow
 from xshare.measure.timestamps import session_time
-from xshare.sessions.packed import PackedRows
 from xshare.state.private import open_private
 from xshare.state.store import atomic_write, dumps, loads, locked, open_regular, state_dir
 

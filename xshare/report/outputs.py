@@ -12,7 +12,7 @@ import os
 import stat
 from pathlib import Path
 
-from xshare.sources.claude import transcript as claude
+from xshare.agents.claude_code import transcript as claude
 from xshare.state.store import loads
 
 FIRST_LINE = 64 << 10  # enough for any first row worth recognising; a longer line is not ours to guess at

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from xshare import METHOD_VERSION, __version__
+from xshare.agents.common import unseen
 from xshare.measure.ledger import CATEGORIES, REREAD, bill_short, share
 from xshare.measure.row import SessionRow, kind_order
 from xshare.measure.timestamps import (  # parse_time: rows, history, periods, pages import it here
@@ -31,7 +32,6 @@ from xshare.report.words import (
     review_note,
     row_unrecorded,
 )
-from xshare.sources import unseen
 from xshare.text import pct, printable, printable_lines, table, wrap
 
 # the spec's thresholds on interactive sessions' share of the recorded context, fixed in advance; the
@@ -201,7 +201,7 @@ class GroupSums:
     covered_exploration: int = 0
     covered_reread: int = 0
     tasks: Counter = field(default_factory=Counter)
-    unseen: Counter = field(default_factory=Counter)  # calls billed that no file records (sources/unseen.py)
+    unseen: Counter = field(default_factory=Counter)  # calls billed that no file records (agents/common/unseen.py)
     billed: list = field(default_factory=lambda: [0] * len(CATEGORIES))
     first_time: list = field(default_factory=lambda: [0] * len(CATEGORIES))
     shares: array = field(default_factory=lambda: array("d"))  # 8 bytes a session, not a float object's 32

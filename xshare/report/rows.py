@@ -12,10 +12,10 @@ from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
+from xshare.agents.common.packed import PackedRows
 from xshare.measure.plausible import row_problem
 from xshare.measure.row import SessionRow
 from xshare.measure.timestamps import session_time
-from xshare.sessions.packed import PackedRows
 from xshare.state.store import atomic_write, dumps, loads, locked_file, open_regular
 
 NOT_ROWS = "it is not a rows file (its first line is no session row of xshare's); left as it is"

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
+from xshare.agents.common import unseen
 from xshare.measure.timestamps import session_time
-from xshare.sources import unseen
 from xshare.text import printable
 
 ANECDOTE_BELOW = 10  # sessions; fewer is an anecdote, not a finding
@@ -52,7 +52,7 @@ def row_unrecorded(row: dict) -> str:
 
 
 def review_note(reviews: int) -> str:
-    """Hermes's background memory/skill reviews: calls that exist but no record holds (sources/hermes/review.py)."""
+    """Hermes's background memory/skill reviews: calls that exist but no record holds (agents/hermes/review.py)."""
     return (f"about {reviews:,} background memory/skill review{'s' if reviews != 1 else ''} Hermes started after "
             "long turns, each re-sending the whole conversation (a one-shot `hermes chat -q` may exit first); "
             "Hermes records neither their calls nor their tokens, so they are not counted")

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from xshare.sessions.measured import Measured
-from xshare.sessions.packed import PackedRows
+from xshare.agents.common.measured import Measured
+from xshare.agents.common.packed import PackedRows
+from xshare.agents.protocol import Looking
 from xshare.sessions.registry import REGISTRY
-from xshare.sources.adapter import Looking
 
 
 def measure(looking: Looking) -> Measured:

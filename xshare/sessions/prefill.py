@@ -4,7 +4,7 @@ report's caches before anyone asks, so the first report after install reads them
 It is the report's own measuring (sessions/measure.py) with the default places and tokenizer, run with one
 worker. Claude Code's transcripts, the bulk of a history, go a few project folders at a time: the rows cache
 and the count store are written after each part, so a pass that is killed resumes where it stopped (a part
-holds whole project folders, because a copied call is settled within its project: sources/claude/copies.py).
+holds whole project folders, because a copied call is settled within its project: agents/claude_code/copies.py).
 
 One pass at a time per machine (a lock in the state folder; a second one returns at once), and none while
 nothing changed: the stamp holds the setup it measured with and a fingerprint (every file's size and
@@ -94,9 +94,9 @@ def write_stamp(found: str) -> None:
 
 
 def _measure(homes: dict, choice, part_bytes: int) -> None:
-    from xshare.sessions import counter
+    from xshare.agents.common import counting as counter
+    from xshare.agents.protocol import Looking
     from xshare.sessions.measure import measure
-    from xshare.sources.adapter import Looking
 
     counter.limit_workers(1)  # one low-priority process: never competing with a session's own hooks
     if homes.get("claude-code") != []:
@@ -106,10 +106,10 @@ def _measure(homes: dict, choice, part_bytes: int) -> None:
 
 def _claude_in_parts(given: list[str] | None, choice, part_bytes: int) -> None:
     """Claude Code's transcripts a few whole project folders at a time, each part's rows cached at once."""
-    from xshare.sessions.adapters import ClaudeCode
-    from xshare.sessions.claude_code import measure_claude
-    from xshare.sources.claude import copies
-    from xshare.sources.claude import transcript as claude
+    from xshare.agents.claude_code import copies
+    from xshare.agents.claude_code import transcript as claude
+    from xshare.agents.claude_code.adapter import ClaudeCode
+    from xshare.agents.claude_code.many import measure_claude
 
     projects: dict[Path | None, list] = {}
     for file in claude.discover(ClaudeCode().roots(given)):

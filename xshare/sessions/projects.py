@@ -13,10 +13,10 @@ import json
 import re
 from pathlib import Path, PurePath
 
+from xshare.agents.claude_code import transcript as claude
+from xshare.agents.protocol import Looking
 from xshare.measure.ids import normal_id
 from xshare.sessions.registry import BY_AGENT
-from xshare.sources.adapter import Looking
-from xshare.sources.claude import transcript as claude
 
 _HASH = re.compile(r"[0-9a-f]{64}")
 _FIRST_LINE = 1 << 20  # a session_meta line holds the base instructions: tens of KB

@@ -1,23 +1,30 @@
-"""The one registry of agents: the six adapters (sessions/adapters.py, their shape sources/adapter.py), checked
-at import, and a session found among them by path (told by its content), id, or unique id prefix (as git
-does: a prefix several sessions share is refused with the candidates). `report`, `collect`, `session` and
-`html` reach every agent through here (sessions/measure.py measures them all)."""
+"""The one registry of agents: each line of the agents' table (agents/table.py) with its adapter
+(agents/<name>/adapter.py, the shape agents/protocol.py), checked at import, and a session found among them
+by path (told by its content), id, or unique id prefix (as git does: a prefix several sessions share is
+refused with the candidates). `report`, `collect`, `session` and `html` reach every agent through here
+(sessions/measure.py measures them all)."""
 
 from __future__ import annotations
 
+import importlib
 from collections import Counter
 from pathlib import Path
 
+from xshare.agents.protocol import Adapter, Ambiguous, Found, Looking
+from xshare.agents.table import AGENTS, AgentLine
 from xshare.measure.ids import normal_id
-from xshare.sessions.adapters import ClaudeCode, FileAgent, Hermes
-from xshare.sources import codex, gemini, openclaw, opencode, recognise
-from xshare.sources.adapter import Adapter, Ambiguous, Found, Looking
+
+
+def _adapter(line: AgentLine) -> Adapter:
+    adapter = importlib.import_module(line.adapter).ADAPTER
+    for what in ("agent", "name", "flag"):
+        if getattr(adapter, what) != getattr(line, what):
+            raise ValueError(f"{line.adapter}: its {what} {getattr(adapter, what)!r} is not its table line's")
+    return adapter
+
 
 # the report's order (its sources line, its rows); Claude Code's test of a file is the loosest, asked last
-REGISTRY: tuple[Adapter, ...] = (
-    ClaudeCode(), Hermes(), FileAgent(codex, recognise.codex), FileAgent(gemini, recognise.gemini),
-    FileAgent(opencode, recognise.opencode), FileAgent(openclaw, recognise.openclaw),
-)
+REGISTRY: tuple[Adapter, ...] = tuple(_adapter(line) for line in AGENTS)
 BY_AGENT: dict[str, Adapter] = {adapter.agent: adapter for adapter in REGISTRY}
 FLAGS: tuple[str, ...] = tuple(adapter.flag for adapter in REGISTRY)
 
@@ -26,7 +33,7 @@ def check(adapters: tuple[Adapter, ...]) -> None:
     """Every adapter has the whole shape, and no two share an agent, a name or a flag."""
     for adapter in adapters:
         if not isinstance(adapter, Adapter):
-            raise TypeError(f"{adapter!r} lacks part of the adapter protocol (sources/adapter.py)")
+            raise TypeError(f"{adapter!r} lacks part of the adapter protocol (agents/protocol.py)")
     for what in ("agent", "name", "flag"):
         values = [getattr(adapter, what) for adapter in adapters]
         if len(set(values)) != len(values):

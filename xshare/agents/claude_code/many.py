@@ -1,0 +1,310 @@
+"""Claude Code's sessions measured: every transcript, re-reading only those that changed, spread over the
+machine's cores; one session in detail (`xshare session`, its page); a session found by path or id.
+
+The cache keeps each transcript's row under its path, size and modification time; a different
+tokenizer or method version makes every entry stale. Files to read are spread over the machine's
+cores, largest first; each worker runs the same incremental reader the live hook runs.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from datetime import datetime
+from pathlib import Path
+
+from xshare.agents.claude_code import copies as claude_copies
+from xshare.agents.claude_code import rows_cache
+from xshare.agents.claude_code import transcript as claude
+from xshare.agents.claude_code.copies import CallTimes
+from xshare.agents.claude_code.transcript import ClaudeTranscript, TranscriptFile
+from xshare.agents.common import counting as counter
+from xshare.agents.common.measured import Measured
+from xshare.agents.common.packed import PackedRows
+from xshare.agents.common.progress import Progress
+from xshare.measure import tokens as tokenizers
+from xshare.measure.family import complete_packed, complete_with_unrecorded
+from xshare.measure.ids import key_path, normal_id, path_key
+from xshare.state.store import dumps, loads
+
+COPY_FILES = "Claude Code transcripts that copy another file's session (counted once, as that file)"
+_IN_FLIGHT = 4  # batches per worker submitted ahead of the results: workers stay busy, few futures live
+_BATCH_FILES, _BATCH_BYTES = 32, 1 << 20  # small sessions travel to a worker together, up to either
+
+
+def read_file(file: TranscriptFile, copied=(), detail: bool = False) -> ClaudeTranscript:
+    """One transcript read start to end, the calls in `copied` read as another file's."""
+    current = counter.current()  # made by counter.use (in this process, or by the pool's initializer)
+    transcript = ClaudeTranscript(file, current.count, current.name, detail, copied)
+    fallbacks = current.fallbacks
+    transcript.catch_up()
+    if current.fallbacks > fallbacks:  # texts tiktoken failed on (a Rust panic): estimated, and said so
+        transcript.problems["texts tiktoken could not count, estimated as characters / 4"] += (
+            current.fallbacks - fallbacks)
+    return transcript
+
+
+def measure_file(file: TranscriptFile, copied=()) -> tuple[dict, dict, CallTimes]:
+    """One transcript: its row (even with no API call), its problems, and its own calls' start times
+    (which other files may hold copies of: see agents/claude_code/copies.py)."""
+    transcript = read_file(file, copied)
+    return transcript.row(), dict(transcript.problems), transcript.copies.times
+
+
+def _stat(file: TranscriptFile) -> tuple[int, int] | None:
+    try:
+        stat = file.path.stat()
+    except OSError:
+        return None
+    return stat.st_size, stat.st_mtime_ns
+
+
+def measure_claude(
+    files: list[TranscriptFile],
+    choice: tokenizers.TokenizerChoice,
+    since: datetime | None = None,
+    use_cache: bool = True,
+    workers: int | None = None,
+) -> Measured:
+    """Rows for these transcripts; files last written before `since` cannot hold a session in it. The
+    rows are kept packed (xshare.agents.common.packed), the cache's as the bytes it holds, so no report over many
+    sessions holds all their dicts."""
+    result = Measured(tokenizer=choice)
+    oldest_ns = int((since.timestamp() - 86400) * 1e9) if since else None
+    wanted: list[tuple[TranscriptFile, tuple[int, int]]] = []
+    for file in files:
+        stat = _stat(file)
+        if stat is None:
+            result.problems["transcripts that vanished or could not be read"] += 1
+        elif oldest_ns is None or stat[1] >= oldest_ns:
+            wanted.append((file, stat))
+    cached = rows_cache.load(choice.name, {path_key(file.path) for file, _ in wanted}) if use_cache else {}
+    fresh: dict[str, rows_cache.Entry] = {}
+    todo: list[tuple[TranscriptFile, tuple[int, int]]] = []
+    for file, stat in wanted:
+        entry = cached.get(path_key(file.path))
+        if entry and entry.size == stat[0] and entry.mtime_ns == stat[1]:
+            fresh[path_key(file.path)] = entry
+        else:
+            todo.append((file, stat))
+    del cached, wanted
+    todo.sort(key=lambda item: -item[1][0])
+    for (file, stat), (row, problems, times) in zip(todo, _run(todo, choice, workers), strict=True):
+        fresh[path_key(file.path)] = rows_cache.Entry(stat[0], stat[1], problems, row, times, ())
+    reread = _settle_copies(fresh, files, choice, workers)
+    result.copied = {key: frozenset(entry.copied) for key, entry in fresh.items() if entry.copied}
+    result.copy_files = frozenset(key for key, entry in fresh.items()
+                                  if entry.copied and claude_copies.copies_a_session(_times(entry), entry.copied))
+    if result.copy_files:  # a backup beside its session, or in a second root: the session is counted once
+        result.problems[COPY_FILES] += len(result.copy_files)
+    for entry in fresh.values():
+        if entry.problems:
+            result.problems.update(entry.problems)
+    result.rows = PackedRows(complete_packed([entry.row for key, entry in fresh.items()
+                                              if key not in result.copy_files]))
+    if todo and counter.current():
+        result.tokenizer = counter.current().choice  # the vocabulary may have proved unusable on load
+    if use_cache and (todo or reread):
+        rows_cache.save(result.tokenizer.name, fresh)
+    return result
+
+
+def _settle_copies(fresh: dict[str, rows_cache.Entry], files: list[TranscriptFile],
+                   choice: tokenizers.TokenizerChoice, workers: int | None = None) -> int:
+    """Each call billed once across every file read, whatever folder or root holds it: a file holding calls
+    another file holds earlier is read again with them as copies (agents/claude_code/copies.py). The calls' times
+    are decoded a file at a time, never all at once. Returns how many files were read again."""
+    by_key = {path_key(file.path): file for file in files}
+    names = list(fresh)
+    lost = claude_copies.settle([(name, by_key[name].source) for name in names],
+                                lambda index: _times(fresh[names[index]]))
+    again = [(name, lost.get(name, frozenset())) for name in names
+             if tuple(sorted(lost.get(name, ()))) != tuple(fresh[name].copied)]
+    # read again over every core, as the first reading was (one file is a tenth of a big history's bytes)
+    todo = [(by_key[key], (fresh[key].size, fresh[key].mtime_ns)) for key, _ in again]
+    for (key, lost_here), (row, problems, _) in zip(again, _run(todo, choice, workers, [one for _, one in again]),
+                                                    strict=True):
+        fresh[key] = fresh[key]._replace(problems=problems, row=row, copied=tuple(sorted(lost_here)))
+    return len(again)
+
+
+def _packed(measured: tuple[dict, dict, CallTimes]) -> tuple[bytes, dict | None, bytes]:
+    """A worker's result as it travels and is kept: the row's JSON, its problems if any, and its own calls'
+    start times as JSON, packed (agents/claude_code/copies.py: 16 bytes a call, in base64)."""
+    return dumps(measured[0]), measured[1] or None, dumps(measured[2].to_json())
+
+
+def _times(entry: rows_cache.Entry) -> CallTimes:
+    return CallTimes.from_json(loads(entry.times))
+
+
+def measure_group(files: list[TranscriptFile], copied: list[frozenset[str]]) -> list[tuple[bytes, dict | None, bytes]]:
+    measured = [_packed(measure_file(file, lost)) for file, lost in zip(files, copied, strict=True)]
+    counter.current().flush()  # what this worker counted, for the others and for later runs
+    return measured
+
+
+def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None,
+         copied: list[frozenset[str]] | None = None) -> list[tuple[bytes, dict | None, bytes]]:
+    """Rows in the order of `todo`, each file's `copied` calls (if given) read as another file's. A
+    session's subagent and compaction files replay its texts, so they go to the same worker, whose count
+    cache then tokenizes each shared text once."""
+    if not todo:
+        return []
+    copied = copied or [frozenset()] * len(todo)
+    counter.use(choice)
+    total = sum(stat[0] for _, stat in todo)
+    counter.load_if_counting(total, workers or counter.cores())
+    progress = Progress(len(todo), total)
+    try:
+        return _run_with(todo, copied, choice, workers, total, progress)
+    finally:
+        progress.done()
+
+
+def _run_with(todo: list, copied: list[frozenset[str]], choice: tokenizers.TokenizerChoice, workers: int | None,
+              total: int, progress: Progress) -> list[tuple[bytes, dict | None, bytes]]:
+    workers = counter.workers(workers)
+    if workers < 2 or len(todo) < 2 or total < counter.PARALLEL_MIN_BYTES:
+        measured = []
+        for (file, stat), lost in zip(todo, copied, strict=True):
+            measured.append(_packed(measure_file(file, lost)))
+            progress.advance(1, stat[0])
+        counter.flush()
+        return measured
+    groups: dict[tuple, list[int]] = {}
+    for index, (file, _) in enumerate(todo):
+        groups.setdefault(file.parent_id or file.session_id, []).append(index)
+    ordered = sorted(groups.values(), key=lambda indexes: -sum(todo[i][1][0] for i in indexes))
+    context = counter.pool_context()
+    results: list = [None] * len(todo)
+    pending: dict = {}
+
+    def collect(done: set) -> None:
+        for batch in done:
+            indexes = pending.pop(batch)  # a done batch's future (and its rows) is not kept past here
+            for index, one in zip(indexes, batch.result(), strict=True):
+                results[index] = one
+            progress.advance(len(indexes), sum(todo[i][1][0] for i in indexes))
+
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=counter.use,
+                             initargs=(choice, counter.fast())) as pool:
+        for indexes in _batches(ordered, todo):
+            pending[pool.submit(measure_group, [todo[i][0] for i in indexes], [copied[i] for i in indexes])] = indexes
+            if len(pending) >= workers * _IN_FLIGHT:  # a few batches ahead, not one future per session at once
+                collect(wait(pending, return_when=FIRST_COMPLETED).done)
+        while pending:
+            collect(wait(pending, return_when=FIRST_COMPLETED).done)
+    return results
+
+
+def _batches(ordered: list[list[int]], todo: list) -> Iterator[list[int]]:
+    """Sessions (a family never split) in batches, largest first: a large session alone, small ones
+    together, so a hundred thousand small sessions are not as many futures and messages."""
+    batch: list[int] = []
+    size = 0
+    for indexes in ordered:
+        batch += indexes
+        size += sum(todo[i][1][0] for i in indexes)
+        if len(batch) >= _BATCH_FILES or size >= _BATCH_BYTES:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def find_sessions(wanted: str, claude_roots: list[str] | None = None) -> list[TranscriptFile]:
+    """A transcript by path, or the transcripts of a session id (file stem, or <session>/<agent file stem>):
+    a backup of one may lie beside it or in another root."""
+    path = Path(wanted).expanduser()
+    if path.suffix == ".jsonl" and path.is_file():
+        return [claude.describe(path.resolve())]
+    roots = [claude.resolve_root(root) for root in claude_roots] if claude_roots else claude.default_roots()
+    wanted = normal_id(wanted)  # as rows print it, or as the shell passed a file name's bytes
+    return [file for file in claude.discover(roots) if file.session_id == wanted]
+
+
+def measure_one(file: TranscriptFile, choice: tokenizers.TokenizerChoice,
+                roots: list[Path] | None = None) -> tuple[dict, dict]:
+    """One session's row, with the calls Claude Code billed but wrote into none of its family's files (the
+    calls a file under `roots` holds earlier left out, as a report over them does)."""
+    _, row, problems = measure_session(file, choice, roots=roots)
+    return row, problems
+
+
+def measure_session(file: TranscriptFile, choice: tokenizers.TokenizerChoice, detail: bool = False,
+                    copied: frozenset[int] | None = None,
+                    roots: list[Path] | None = None) -> tuple[ClaudeTranscript, dict, dict]:
+    """One session as `xshare session` and its page show it: the reader (with its per-call log when
+    `detail`), its row as the report has it, and its problems. The row leaves out calls an earlier file
+    holds (`copied`, else worked out from the files beside it and under `roots`) and adds the calls Claude
+    Code billed but wrote into none of its family's files."""
+    counter.use(choice)
+    transcript = read_file(file, detail=detail)
+    lost = copied if copied is not None else copied_here(file, transcript.copies.times, roots)
+    if lost:
+        transcript = read_file(file, lost, detail)
+    row = transcript.row()
+    if row.get("cost_state"):
+        family = [measure_file(member)[0] for member in claude.family_files(file)]
+        row = complete_with_unrecorded(row, family)
+    counter.flush()
+    return transcript, row, dict(transcript.problems)
+
+
+def copied_here(file: TranscriptFile, times: CallTimes, roots: list[Path] | None = None) -> frozenset[int]:
+    """The calls of this file that an earlier transcript holds too, of its project folder or under `roots`,
+    as the report decides it (agents/claude_code/copies.py)."""
+    return frozenset(billed_elsewhere(file, times, roots))
+
+
+def billed_elsewhere(file: TranscriptFile, times: CallTimes, roots: list[Path] | None = None) -> dict[int, str]:
+    """The calls (their keys' digests) of this file that another transcript of its project folder or under
+    `roots` bills, and which (its path key), as the report decides it: from the report's cache where it is
+    current, else from the files whose ids meet this file's (a scan, not a read, of the others). Only the
+    calls another file holds too are kept, of this file's and of the others', so a view of one session holds
+    neither every session's calls nor a dict of its own (a million calls, alone in their folder: none)."""
+    project = claude_copies.project_folder(file.path)
+    if not len(times) or project is None:
+        return {}
+    mine = path_key(file.path)
+    paths = {path_key(path): path for path in claude_copies.transcripts_in(project)}
+    paths.update((path_key(other.path), other.path) for other in claude.discover(roots or []))
+    paths.pop(mine, None)
+    cached = rows_cache.load(counter.current().choice.name, set(paths))
+    held: dict[str, tuple[str, dict[int, str | None]]] = {}
+    ids = None
+    for key, path in paths.items():
+        other, entry = claude.describe(path), cached.get(key)
+        stat = _stat(other)
+        if entry and stat and (entry.size, entry.mtime_ns) == stat:
+            theirs = _times(entry)
+        else:
+            ids = ids or claude_copies.scan_ids(file.path)
+            if not claude_copies.may_share(ids, claude_copies.scan_ids(path)):
+                continue
+            theirs = measure_file(other)[2]
+        shared = {call: time for call, time in theirs.items() if times.has(call)}
+        if shared:
+            held[key] = (other.source, shared)
+    if not held:
+        return {}
+    wanted = {call for _, shared in held.values() for call in shared}
+    held[mine] = (file.source, {call: time for call, time in times.items() if call in wanted})
+    return {call: biller for call, biller in claude_copies.billing_files(held).items() if biller != mine}
+
+
+def copy_source(file: TranscriptFile, choice: tokenizers.TokenizerChoice,
+                roots: list[Path] | None = None) -> TranscriptFile | None:
+    """The transcript whose session this file only copies (a backup beside it or in another root: every call
+    of this file billed there, none of its own), the one billing most of its calls; None for a session."""
+    counter.use(choice)
+    entry = rows_cache.load(choice.name, {path_key(file.path)}).get(path_key(file.path))
+    stat = _stat(file)
+    times = _times(entry) if entry and stat and (entry.size, entry.mtime_ns) == stat else measure_file(file)[2]
+    elsewhere = billed_elsewhere(file, times, roots)
+    if not claude_copies.copies_a_session(times, elsewhere.keys()):
+        return None
+    source = Counter(elsewhere.values()).most_common(1)[0][0]
+    return claude.describe(key_path(source))

@@ -1,0 +1,9 @@
+"""Codex CLI as every command sees it (agents/protocol.py): its reader (reader.py) behind the common adapter."""
+
+from __future__ import annotations
+
+from xshare.agents.codex import reader
+from xshare.agents.common import recognise
+from xshare.agents.common.file_agent import FileAgent
+
+ADAPTER = FileAgent(reader, recognise.codex)

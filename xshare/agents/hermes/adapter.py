@@ -1,0 +1,93 @@
+"""Hermes as every command sees it (agents/protocol.py): its state.db files, opened read-only, many
+sessions a file, measured with the database cache."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from xshare.agents.common import counting as counter
+from xshare.agents.common import file_rows as agent_rows
+from xshare.agents.common import recognise
+from xshare.agents.common.file_agent import only_one, read_one
+from xshare.agents.hermes import state_db as hermes
+from xshare.agents.protocol import Ambiguous, Found, Gathered, Looking
+from xshare.measure.tokens import TokenizerChoice
+
+
+class Hermes:
+    agent, name, flag, kind = hermes.AGENT, "Hermes", "hermes_db", "database"
+    origin_label, turn_markers = "Hermes ", False  # its records mark no turn (its ledger spreads the bill)
+
+    def default_homes(self) -> list[Path]:
+        return hermes.default_databases()
+
+    def databases(self, given: list[str] | None) -> list[Path]:
+        return [Path(path).expanduser() for path in given] if given is not None else hermes.default_databases()
+
+    def describe(self, given: list[str] | None) -> list[str]:
+        if given is None:
+            return ["Hermes state.db in $HERMES_HOME or ~/.hermes, and ~/.hermes/profiles/*"]
+        return [f"Hermes state.db at {path}" for path in self.databases(given)]
+
+    def discover(self, given: list[str] | None) -> list[Path]:
+        return [path for path in self.databases(given) if path.is_file()]
+
+    def unread(self, given: list[str] | None) -> list[str]:
+        return []
+
+    def recognises(self, path: Path) -> bool:
+        return recognise.hermes(path)
+
+    def read(self, path: Path, choice: TokenizerChoice, problems: Counter, ledgers: dict | None = None) -> list[dict]:
+        current = counter.use(choice)
+        rows = hermes.read_database(path, current.count, current.name, problems, ledgers=ledgers)
+        counter.flush()
+        return rows
+
+    def measure(self, looking: Looking) -> Gathered:
+        given = looking.given(self.agent)
+        databases = self.databases(given)
+        rows: list[dict] = []
+        problems: Counter = Counter()
+        tokenizer = looking.choice
+        if databases:
+            rows, problems = agent_rows.measure_hermes(databases, tokenizer, looking.since, looking.use_cache)
+            tokenizer = counter.current().choice if counter.current() else tokenizer
+        found = None if given == [] else any(path.is_file() for path in databases)
+        return Gathered(rows, problems, tokenizer, found, self.describe(given))
+
+    def session_ids(self, looking: Looking) -> list[str]:
+        rows, _ = agent_rows.measure_hermes(self.discover(looking.given(self.agent)), looking.choice,
+                                            use_cache=looking.use_cache)
+        return [row["id"] for row in rows]
+
+    def find(self, session_id: str, looking: Looking, problems: Counter,
+             detail: bool = False) -> Found | Ambiguous | None:
+        """Every database is asked (read-only): two holding the id are refused, not one picked; none named
+        (the demo): not looked for."""
+        given = looking.given(self.agent)
+        if given == []:
+            return None
+        held: list[Found] = []
+        for path in self.databases(given):
+            if not path.is_file():
+                problems[f"Hermes database {path} not found"] += 1
+                continue
+            found: Counter = Counter()
+            ledgers: dict | None = {} if detail else None
+            current = counter.use(looking.choice)
+            rows = hermes.read_database(path, current.count, current.name, found, only=session_id, ledgers=ledgers)
+            counter.flush()
+            problems.update(found)
+            if rows:
+                held.append(Found(self.agent, rows[0], found, path, (ledgers or {}).get(session_id)))
+        return only_one(session_id, held)
+
+    def find_path(self, path: Path, looking: Looking, problems: Counter,
+                  detail: bool = False) -> Found | Ambiguous | None:
+        return read_one(self, path, looking, problems)
+
+
+
+ADAPTER = Hermes()

@@ -1,0 +1,9 @@
+"""OpenCode as every command sees it (agents/protocol.py): its reader (reader.py) behind the common adapter."""
+
+from __future__ import annotations
+
+from xshare.agents.common import recognise
+from xshare.agents.common.file_agent import FileAgent
+from xshare.agents.opencode import reader
+
+ADAPTER = FileAgent(reader, recognise.opencode)

@@ -1,0 +1,45 @@
+"""The agents xshare reads, one line each: what the CLI's start-up needs (the option, its help, the name
+shown) without importing any reader, and the module whose `ADAPTER` reads the agent's records
+(agents/<name>/adapter.py, the shape agents/protocol.py). The order is the report's; sessions/registry.py
+imports the adapters and checks each against its line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class AgentLine:
+    agent: str  # the rows' agent ("claude-code")
+    name: str  # shown in the report and messages ("Claude Code")
+    option: str  # the CLI option naming its records ("--claude-root"), repeatable
+    metavar: str
+    help: str
+    adapter: str  # the module holding its ADAPTER
+
+    @property
+    def flag(self) -> str:
+        """The option's dest (--codex-home -> codex_home), the key commands pass its values under."""
+        return self.option.removeprefix("--").replace("-", "_")
+
+
+AGENTS: tuple[AgentLine, ...] = (
+    AgentLine("claude-code", "Claude Code", "--claude-root", "DIR",
+              "a Claude Code config or projects folder (repeatable); default: $CLAUDE_CONFIG_DIR, else ~/.claude "
+              "and ~/.config/claude", "xshare.agents.claude_code.adapter"),
+    AgentLine("hermes", "Hermes", "--hermes-db", "PATH",
+              "a Hermes state.db, opened read-only (repeatable); default: $HERMES_HOME/state.db, else "
+              "~/.hermes/state.db, plus ~/.hermes/profiles/*/state.db", "xshare.agents.hermes.adapter"),
+    AgentLine("codex", "Codex CLI", "--codex-home", "PATH",
+              "a Codex CLI home, read-only (repeatable); default: $CODEX_HOME, else ~/.codex",
+              "xshare.agents.codex.adapter"),
+    AgentLine("gemini", "Gemini CLI", "--gemini-home", "PATH",
+              "a Gemini CLI home (the .gemini folder), read-only (repeatable); default: $GEMINI_CLI_HOME/.gemini, "
+              "else ~/.gemini", "xshare.agents.gemini.adapter"),
+    AgentLine("opencode", "OpenCode", "--opencode-db", "PATH",
+              "an OpenCode opencode.db, or its data folder, read-only (repeatable); default: $XDG_DATA_HOME/opencode, "
+              "else ~/.local/share/opencode", "xshare.agents.opencode.adapter"),
+    AgentLine("openclaw", "OpenClaw", "--openclaw-home", "PATH",
+              "an OpenClaw state folder, read-only (repeatable); default: $OPENCLAW_STATE_DIR, else "
+              "$OPENCLAW_HOME/.openclaw, else ~/.openclaw", "xshare.agents.openclaw.adapter"),
+)
