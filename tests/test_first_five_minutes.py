@@ -167,7 +167,7 @@ class RecordingContext:
 
 
 def test_the_hermes_plugin_replaces_no_tool_so_the_readme_can_say_answer_no():
-    from xshare.live import hermes_plugin
+    from xshare import hermes_plugin
 
     context = RecordingContext()
     hermes_plugin.register(context)

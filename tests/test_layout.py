@@ -204,11 +204,14 @@ def test_package_data_and_the_files_old_pythons_start_exist():
     assert pyproject["project"]["entry-points"]["hermes_agent.plugins"]["xshare"] == "xshare.hermes_plugin"
 
 
-def test_the_hermes_entry_point_name_loads_the_plugin():
+def test_the_hermes_entry_point_name_loads_the_plugin(capsys: pytest.CaptureFixture):
+    """Hermes calls xshare.hermes_plugin.register(ctx): the plugin's, given the CLI for `hermes xshare`."""
     from xshare import hermes_plugin
     from xshare.live import hermes_plugin as plugin
 
-    assert hermes_plugin.register is plugin.register
+    assert hermes_plugin.plugin is plugin
+    assert hermes_plugin.run_cli(["classify", "rg foo src"]) == 0
+    assert capsys.readouterr().out.startswith("exploration\t")
 
 
 def test_the_status_line_path_in_users_settings_still_runs(tmp_path: Path):

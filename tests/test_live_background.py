@@ -199,7 +199,7 @@ def test_session_start_starts_it_unless_the_env_is_being_built(monkeypatch, tmp_
 
 
 def test_hermes_plugin_load_starts_it(monkeypatch):
-    from xshare.live import hermes_plugin
+    from xshare import hermes_plugin
 
     class Context:
         def __getattr__(self, name):

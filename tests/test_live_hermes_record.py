@@ -24,7 +24,7 @@ class Context:
 
 def test_a_turn_end_saves_the_sessions_counts_under_its_safe_file_name():
     context = Context()
-    hermes_plugin.register(context)
+    hermes_plugin.register(context, lambda argv: 0)
     session = "20260301_100000_abcdef/child:1"  # a slash and a colon: neither belongs in a file name
     for _ in range(2):
         context.hooks["post_api_request"](session_id=session, task_id="t1", usage={

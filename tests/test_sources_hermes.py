@@ -775,7 +775,9 @@ def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     db.message("p1", "assistant", "config.py line 2 reads it.")
     db.close()
     context = FakeContext()
-    hermes_plugin.register(context)
+    from xshare import hermes_plugin as entry  # the name Hermes loads, which gives the plugin the CLI
+
+    hermes_plugin.register(context, entry.run_cli)
     return hermes_plugin, context, home
 
 

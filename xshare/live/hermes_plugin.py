@@ -36,15 +36,17 @@ _last_session: list[str | None] = [None]
 _counter = None  # the tokenizer, loaded on the first /xshare, never by a hook
 
 
-def register(ctx) -> None:
-    """Called by Hermes's plugin loader, only for an enabled plugin."""
+def register(ctx, run_cli) -> None:
+    """Called (through xshare/hermes_plugin.py) by Hermes's plugin loader, only for an enabled plugin;
+    `run_cli(argv) -> int` runs `xshare ARGS` for `hermes xshare ARGS` (the CLI sits above this layer)."""
     known = _valid_hooks()
     for hook, callback in zip(HOOKS, (_on_session_start, _on_api_response, _on_turn_end, _on_finalize), strict=True):
         if known is None or hook in known:  # an older Hermes warns about hooks it does not have
             ctx.register_hook(hook, callback)
     ctx.register_command(NAME, command, description="Exploration share of this session's context and bill",
                          args_hint="[session id]")
-    ctx.register_cli_command(NAME, "Exploration share of your agents' token bill (xshare)", _setup_cli, _run_cli,
+    ctx.register_cli_command(NAME, "Exploration share of your agents' token bill (xshare)", _setup_cli,
+                             lambda args: _run_cli(args, run_cli),
                              description="Runs xshare; `hermes xshare` alone is `xshare report`.")
     _start_background()
 
@@ -324,11 +326,9 @@ def _setup_cli(parser) -> None:
                         help="arguments for xshare (default: report)")
 
 
-def _run_cli(args) -> int:
-    from xshare.cli import main
-
+def _run_cli(args, run_cli) -> int:
     argv = list(getattr(args, "xshare_args", None) or []) or ["report"]
-    code = main(argv)
+    code = run_cli(argv)
     sys.stdout.flush()
     if code:
         raise SystemExit(code)  # Hermes ignores a handler's return value
