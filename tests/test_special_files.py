@@ -129,8 +129,8 @@ def test_the_hook_on_a_transcript_that_never_ends_returns(tmp_path: Path):
 
 @needs_pagemap
 def test_every_agents_whole_file_read_stops_at_the_stated_size(tmp_path: Path):
+    from xshare.agents.common.sniff import sniff
     from xshare.agents.common.stated import read_stated
-    from xshare.agents.protocol import sniff
 
     link = tmp_path / "rollout.jsonl"
     link.symlink_to(NEVER_ENDS)

@@ -14,7 +14,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from xshare.agents.common.stated import read_stated
 from xshare.measure.row import SessionRow
 from xshare.measure.tokens import TokenizerChoice
 
@@ -120,23 +119,3 @@ class Adapter(Protocol):
     def find_path(self, path: Path, looking: Looking, problems: Counter,
                   detail: bool = False) -> Found | Ambiguous | None:
         """The session a file of this agent's holds (a database holding several: Ambiguous)."""
-
-
-def sniff(path: Path, size: int = 1 << 16) -> bytes:
-    """A file's first bytes, for telling whose it is (b"" when it cannot be read)."""
-    try:  # a FIFO is refused, not waited on; a file that never ends is read to its stated size
-        return read_stated(path, size)
-    except OSError:
-        return b""
-
-
-def first_record(head: bytes) -> dict | None:
-    """The first non-empty line of a JSON Lines head, as an object (None when it is not one)."""
-    import json  # only when a path is given: the hot paths never tell files apart
-
-    line = next((line for line in head.splitlines() if line.strip()), b"")
-    try:
-        value = json.loads(line)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None

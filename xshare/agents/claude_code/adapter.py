@@ -9,8 +9,8 @@ from pathlib import Path
 
 from xshare.agents.claude_code import transcript as claude
 from xshare.agents.claude_code.many import copy_source, find_sessions, measure_claude, measure_session, read_file
+from xshare.agents.claude_code.recognise import recognises
 from xshare.agents.common import counting as counter
-from xshare.agents.common import recognise
 from xshare.agents.protocol import Ambiguous, Found, Gathered, Looking
 from xshare.measure.tokens import TokenizerChoice
 
@@ -35,7 +35,7 @@ class ClaudeCode:
         return []
 
     def recognises(self, path: Path) -> bool:
-        return recognise.claude(path)
+        return recognises(path)
 
     def read(self, path: Path, choice: TokenizerChoice, problems: Counter, ledgers: dict | None = None) -> list[dict]:
         counter.use(choice)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xshare.agents.codex import reader
-from xshare.agents.common import recognise
+from xshare.agents.codex.recognise import recognises
 from xshare.agents.common.file_agent import FileAgent
 
-ADAPTER = FileAgent(reader, recognise.codex)
+ADAPTER = FileAgent(reader, recognises)

@@ -50,7 +50,6 @@ from pathlib import Path
 
 from xshare.agents.codex.code_mode import CodeMode
 from xshare.agents.common import same_file, unseen
-from xshare.agents.common.recognise import one_document
 from xshare.agents.common.replay import (
     Replay,
     as_text,
@@ -60,6 +59,7 @@ from xshare.agents.common.replay import (
     number,
     parse_json,
 )
+from xshare.agents.common.sniff import one_document
 from xshare.agents.common.stated import read_stated
 from xshare.state.paths import home as user_home
 from xshare.state.store import loads

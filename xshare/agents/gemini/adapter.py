@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from xshare.agents.common import recognise
 from xshare.agents.common.file_agent import FileAgent
 from xshare.agents.gemini import reader
+from xshare.agents.gemini.recognise import recognises
 
-ADAPTER = FileAgent(reader, recognise.gemini)
+ADAPTER = FileAgent(reader, recognises)

@@ -60,8 +60,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from xshare.agents.common import same_file, unseen
-from xshare.agents.common.recognise import one_document
 from xshare.agents.common.replay import Replay, as_text, content_text, holds_no_record, json_objects, names_by
+from xshare.agents.common.sniff import one_document
 from xshare.agents.common.stated import read_stated
 from xshare.state.paths import home as user_home
 from xshare.state.store import loads

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from xshare.agents.common import counting as counter
 from xshare.agents.common import file_rows as agent_rows
-from xshare.agents.common import recognise
 from xshare.agents.common.file_agent import only_one, read_one
 from xshare.agents.hermes import state_db as hermes
+from xshare.agents.hermes.recognise import recognises
 from xshare.agents.protocol import Ambiguous, Found, Gathered, Looking
 from xshare.measure.tokens import TokenizerChoice
 
@@ -37,7 +37,7 @@ class Hermes:
         return []
 
     def recognises(self, path: Path) -> bool:
-        return recognise.hermes(path)
+        return recognises(path)
 
     def read(self, path: Path, choice: TokenizerChoice, problems: Counter, ledgers: dict | None = None) -> list[dict]:
         current = counter.use(choice)

@@ -46,7 +46,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from xshare.agents.common import same_file, unzstd
-from xshare.agents.common.recognise import compressed
 from xshare.agents.common.replay import (
     Replay,
     as_text,
@@ -56,10 +55,10 @@ from xshare.agents.common.replay import (
     names_by,
     parse_json,
 )
+from xshare.agents.common.sniff import compressed, sniff
 from xshare.agents.common.sqlite import SQLITE_MAGIC
 from xshare.agents.common.stated import read_stated
 from xshare.agents.openclaw.db import COMPRESSED_UNREADABLE, DATABASE_NAME, read_sessions
-from xshare.agents.protocol import sniff
 from xshare.measure.agent_tools import explain_tool
 from xshare.state.paths import home as user_home
 from xshare.state.store import dumps, loads

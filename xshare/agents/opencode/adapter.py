@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from xshare.agents.common import recognise
 from xshare.agents.common.file_agent import FileAgent
 from xshare.agents.opencode import reader
+from xshare.agents.opencode.recognise import recognises
 
-ADAPTER = FileAgent(reader, recognise.opencode)
+ADAPTER = FileAgent(reader, recognises)
