@@ -15,8 +15,9 @@ from openclaw_fixtures import add_cold_archive, as_version_4, compress, jsonl_en
 from xshare.agents.common import unzstd
 from xshare.agents.openclaw import db as openclaw_db
 from xshare.agents.openclaw import reader as openclaw
+from xshare.agents.openclaw.tools import TOOLS
 from xshare.cli import main
-from xshare.measure.agent_tools import explain_tool, wrapped_call
+from xshare.measure.tool_tables import explain_tool, wrapped_call
 
 CAN_COMPRESS = compress(b"x" * 2000) is not None
 needs_zstd = pytest.mark.skipif(not CAN_COMPRESS, reason="no zstd compressor on this machine (libzstd)")
@@ -207,7 +208,7 @@ def test_wrapped_call(arguments: object, want: tuple | None):
     ("dir_list", {"path": "/srv"}, "exploration"),
 ])
 def test_openclaw_tool_search_tools(name: str, args: dict, want: str):
-    assert explain_tool("openclaw", name, args).category == want
+    assert explain_tool(TOOLS, name, args).category == want
 
 
 def test_unknown_shapes_are_counted_and_excluded_messages_are_not_sent(tmp_path: Path):

@@ -90,7 +90,7 @@ def test_classify_why_for_agent_tool_calls(monkeypatch: pytest.MonkeyPatch, caps
     assert code == 0 and [line[0] for line in lines] == ["exploration", "shell", "edit", "exploration", "invalid"]
     assert "the command: nl -ba a.py | sed -n 1,9p" in lines[0][1]
     assert "cargo build" in lines[1][1] and "'cargo'" in lines[1][1]
-    assert "line 5" in err
+    assert "line 5" in err and "\"agent\": codex, gemini, opencode or openclaw" in err  # the agents with tool tables
 
 
 def test_session_and_html_for_each_agent(isolated_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture):

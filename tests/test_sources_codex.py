@@ -10,8 +10,9 @@ import pytest
 from agent_fixtures import codex_legacy, codex_session
 
 from xshare.agents.codex import reader as codex
+from xshare.agents.codex.tools import TOOLS
 from xshare.cli import main
-from xshare.measure.agent_tools import explain_tool
+from xshare.measure.tool_tables import explain_tool
 
 
 def _read(path: Path, ledgers: dict | None = None) -> tuple[dict, Counter]:
@@ -107,7 +108,7 @@ def test_legacy_json_fork(tmp_path: Path):
     ("not json", "shell"),
 ])
 def test_codex_shell_argv_lists(arguments: object, want: str):
-    assert explain_tool("codex", "shell", arguments).category == want
+    assert explain_tool(TOOLS, "shell", arguments).category == want
 
 
 def test_report_groups_and_header(tmp_path: Path, capsys: pytest.CaptureFixture):

@@ -10,8 +10,9 @@ import pytest
 from agent_fixtures import gemini_json, gemini_jsonl
 
 from xshare.agents.gemini import reader as gemini
+from xshare.agents.gemini.tools import TOOLS
 from xshare.cli import main
-from xshare.measure.agent_tools import explain_tool
+from xshare.measure.tool_tables import explain_tool
 
 
 def _read(path: Path, ledgers: dict | None = None) -> tuple[dict, Counter]:
@@ -89,7 +90,7 @@ def test_default_home_follows_gemini_cli_home(tmp_path: Path, monkeypatch: pytes
     ("write_todos", {}, "other"),
 ])
 def test_gemini_tools(name: str, args: dict, want: str):
-    assert explain_tool("gemini", name, args).category == want
+    assert explain_tool(TOOLS, name, args).category == want
 
 
 # --- issue 28: one session id, several chat files of one folder ------------------------------------------

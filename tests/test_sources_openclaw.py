@@ -10,8 +10,9 @@ import pytest
 from agent_fixtures import openclaw_session
 
 from xshare.agents.openclaw import reader as openclaw
+from xshare.agents.openclaw.tools import TOOLS
 from xshare.cli import main
-from xshare.measure.agent_tools import explain_tool
+from xshare.measure.tool_tables import explain_tool
 
 
 def _read(path: Path, ledgers: dict | None = None) -> tuple[dict, Counter]:
@@ -84,7 +85,7 @@ def test_bad_lines(tmp_path: Path):
     ("feishu_create_doc", {}, "other"),
 ])
 def test_openclaw_tools(name: str, args: dict, want: str):
-    assert explain_tool("openclaw", name, args).category == want
+    assert explain_tool(TOOLS, name, args).category == want
 
 
 # --- issue 28: a live file beside its own reset archive ---------------------------------------------------

@@ -12,8 +12,9 @@ import pytest
 from agent_fixtures import opencode_db
 
 from xshare.agents.opencode import reader as opencode
+from xshare.agents.opencode.tools import TOOLS
 from xshare.cli import main
-from xshare.measure.agent_tools import explain_tool
+from xshare.measure.tool_tables import explain_tool
 
 
 def _read(path: Path, ledgers: dict | None = None) -> tuple[dict[str, dict], Counter]:
@@ -96,4 +97,4 @@ def test_report_groups_and_legacy_storage(tmp_path: Path, capsys: pytest.Capture
     ("task", {"prompt": "x"}, "other"),
 ])
 def test_opencode_tools(name: str, args: dict, want: str):
-    assert explain_tool("opencode", name, args).category == want
+    assert explain_tool(TOOLS, name, args).category == want

@@ -16,6 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from xshare.measure.row import SessionRow
 from xshare.measure.tokens import TokenizerChoice
+from xshare.measure.tool_tables import ToolTable
 
 Homes = dict[str, "list[str] | None"]  # by agent: the folders or databases named (None: the defaults; []: none)
 
@@ -84,6 +85,8 @@ class Adapter(Protocol):
     kind: str  # "transcripts" (a session's file, its subagents' beside it), "files" (one session a file), "database"
     origin_label: str  # before the path a page says it was read from ("Hermes ")
     turn_markers: bool  # whether its records mark the person's turns (the page draws them)
+    # its tools by category (agents/<name>/tools.py), for `classify --jsonl`; None: judged by measure/classify.py
+    tools: ToolTable | None
 
     def default_homes(self) -> list[Path]:
         """Where the agent keeps its records when the user names none."""

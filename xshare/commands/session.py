@@ -57,17 +57,19 @@ def cmd_session(args: argparse.Namespace) -> int:
 
 
 def _tool_verdict(call: dict, classify_tool) -> tuple[str, str]:
-    """A tool call's category and why: another agent's by its own tools (an argv list shown as the
-    command it runs), else Claude Code's and Hermes's."""
-    from xshare.measure.agent_tools import AGENT_TOOLS, explain_tool
+    """A tool call's category and why: by its agent's own tools where the agent has a table (an argv list
+    shown as the command it runs), else by Claude Code's and Hermes's (measure/classify.py)."""
     from xshare.measure.classify import command_of, explain_command
+    from xshare.measure.tool_tables import explain_tool
+    from xshare.sessions.registry import BY_AGENT
 
     agent, name, tool_input = call.get("agent"), call["tool"], call.get("input")
-    if agent in AGENT_TOOLS:
-        verdict = explain_tool(agent, name, tool_input)
+    adapter = BY_AGENT.get(agent) if isinstance(agent, str) else None
+    if adapter is not None and adapter.tools is not None:
+        verdict = explain_tool(adapter.tools, name, tool_input)
         shown = f"; the command: {_one_line(verdict.command)}" if verdict.command is not None else ""
         return verdict.category, f"{verdict.reason}{shown}"
-    if agent not in (None, "claude", "claude-code", "hermes"):
+    if adapter is None and agent not in (None, "claude"):  # "claude": the rows' agent before 0.9
         raise ValueError(agent)
     category = classify_tool(name, tool_input)
     command = command_of(name, tool_input)
@@ -75,6 +77,14 @@ def _tool_verdict(call: dict, classify_tool) -> tuple[str, str]:
         verdict = explain_command(command)
         return category, f"{verdict.reason} (stage {verdict.stage!r}, word {verdict.word!r})"
     return category, f"tool {name!r} is {category}"
+
+
+def _agents_with_tools() -> str:
+    """"codex, gemini, opencode or openclaw": the agents a tool call may name, for the message on a bad line."""
+    from xshare.sessions.registry import REGISTRY
+
+    agents = [adapter.agent for adapter in REGISTRY if adapter.tools is not None]
+    return ", ".join(agents[:-1]) + " or " + agents[-1]
 
 
 def _one_line(text: str) -> str:
@@ -96,7 +106,7 @@ def cmd_classify(args: argparse.Namespace) -> int:
                 print(f"{category}\t{printable(why)}" if args.why else category)  # why names words of the data
             except (ValueError, KeyError, TypeError, AttributeError):
                 say(f'line {number}: expected {{"tool": NAME, "input": {{...}}}} (and optionally "agent": '
-                     f'codex, gemini, opencode or openclaw)')
+                    f'{_agents_with_tools()})')
                 print("invalid")
         return 0
     if not args.commands:

@@ -18,6 +18,7 @@ from xshare.measure.tokens import TokenizerChoice
 class ClaudeCode:
     agent, name, flag, kind = claude.AGENT, "Claude Code", "claude_root", "transcripts"
     origin_label, turn_markers = "", True
+    tools = None  # its tool names are measure/classify.py's
 
     def default_homes(self) -> list[Path]:
         return claude.default_roots()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from xshare.agents.codex import reader
 from xshare.agents.codex.recognise import recognises
+from xshare.agents.codex.tools import TOOLS
 from xshare.agents.common.file_agent import FileAgent
 
-ADAPTER = FileAgent(reader, recognises)
+ADAPTER = FileAgent(reader, recognises, TOOLS)

@@ -4,7 +4,7 @@ is JavaScript calling nested tools (`await tools.exec_command({cmd: "cat a.py"})
 The script alone does not say what ran (a command can be built at run time), but the rollout does: each
 nested call that ran is an `item_completed` event between the `exec` call and its output, a
 `CommandExecution` with its argv or a `FileChange` with its paths. So an `exec` call takes its category
-from what it did, judged by the same rules as the other tools (xshare/agent_tools.py):
+from what it did, judged by the same rules as the other tools (measure/tool_tables.py):
   edit         any nested FileChange (a script that edits is an edit, whatever else it read)
   exploration  every nested action a command that only reads (the read-only shell rule)
   shell        any other command, without a FileChange
@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xshare.agents.common.replay import Replay, as_text
-from xshare.measure.agent_tools import argv_command
 from xshare.measure.classify import EDIT, EXPLORATION, OTHER, SHELL, WEB, explain_command
+from xshare.measure.tool_tables import argv_command
 
 # completed items that are not actions of a script: the conversation around it
 NOT_ACTIONS = frozenset({"UserMessage", "AgentMessage", "Reasoning", "Plan", "ContextCompaction", "HookPrompt"})

@@ -49,6 +49,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from xshare.agents.codex.code_mode import CodeMode
+from xshare.agents.codex.tools import TOOLS
 from xshare.agents.common import same_file, unseen
 from xshare.agents.common.replay import (
     Replay,
@@ -124,7 +125,7 @@ def _find(value: object, key: str) -> str | None:
 class _Rollout:
     def __init__(self, path: Path, count: Callable[[str], int], problems: Counter, detail: bool) -> None:
         self.path, self.problems = path, problems
-        self.replay = Replay(AGENT, count, problems, detail)
+        self.replay = Replay(TOOLS, count, problems, detail)
         self.session_id = path.stem.removeprefix("rollout-")
         self.source, self.parent = "interactive", None
         self.total: tuple | None = None

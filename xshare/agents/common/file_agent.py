@@ -4,6 +4,7 @@ OpenClaw: the shape in agents/protocol.py), and the helpers every adapter uses t
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
@@ -13,6 +14,7 @@ from xshare.agents.common import file_rows as agent_rows
 from xshare.agents.protocol import Ambiguous, Found, Gathered, Looking
 from xshare.measure.ids import normal_id
 from xshare.measure.tokens import TokenizerChoice
+from xshare.measure.tool_tables import ToolTable
 
 
 def one_session(agent: str, path: Path, rows: list[dict], problems: Counter, ledgers: dict) -> Found | Ambiguous | None:
@@ -46,8 +48,9 @@ class FileAgent:
 
     origin_label, turn_markers = "", False
 
-    def __init__(self, reader: ModuleType, recognises) -> None:
+    def __init__(self, reader: ModuleType, recognises: Callable[[Path], bool], tools: ToolTable) -> None:
         self.reader = reader
+        self.tools = tools
         self.agent, self.name, self.flag = reader.AGENT, reader.NAME, reader.FLAG
         self.kind = reader.KIND
         self._recognises = recognises

@@ -16,10 +16,10 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from xshare.measure.agent_tools import explain_tool
 from xshare.measure.ledger import FIRST_CALL, Ledger, session_row
 from xshare.measure.plausible import call_counts
 from xshare.measure.timestamps import refused
+from xshare.measure.tool_tables import ToolTable, explain_tool
 from xshare.state.store import dumps, loads
 
 _SETTLED_NS = 2_000_000_000  # a folder changed this recently may change again within its clock's tick
@@ -134,8 +134,9 @@ def names_by(folder: Path, key: Callable[[str], str | None]) -> dict[str, tuple[
 class Replay:
     """One session's messages, in order, through a ledger with per-call bills."""
 
-    def __init__(self, agent: str, count: Callable[[str], int], problems: Counter, detail: bool = False) -> None:
-        self.agent, self.count, self.problems = agent, count, problems
+    def __init__(self, table: ToolTable, count: Callable[[str], int], problems: Counter, detail: bool = False) -> None:
+        self.agent, self.count, self.problems = table.agent, count, problems
+        self.table = table  # the agent's tools (agents/<name>/tools.py)
         self.ledger = Ledger(overhead_mode=FIRST_CALL, detail=detail)
         self.pending: list[tuple[str, str, str | None, str | None]] = []
         self.tools: dict[str, tuple[str, object]] = {}  # call id -> (tool name, arguments)
@@ -166,7 +167,7 @@ class Replay:
         name = name if isinstance(name, str) else ""
         if isinstance(call_id, str) and call_id:
             self.tools[call_id] = (name, arguments)
-        category = explain_tool(self.agent, name, arguments).category
+        category = explain_tool(self.table, name, arguments).category
         self.output(category, f"{name} {as_text(arguments)}".strip(), key)
         return category
 
@@ -175,7 +176,7 @@ class Replay:
         tool = found[0] if found else name if isinstance(name, str) else ""
         if found is None:
             self.problems[f"{self.agent} tool results whose call was not found (judged by name alone)"] += 1
-        category = explain_tool(self.agent, tool, found[1] if found else None).category
+        category = explain_tool(self.table, tool, found[1] if found else None).category
         self.add(category, text, key, tool if self.ledger.detail else None)
 
     def usage(self, values: Iterable[object], prompt_parts: int) -> list[int] | None:

@@ -5,5 +5,6 @@ from __future__ import annotations
 from xshare.agents.common.file_agent import FileAgent
 from xshare.agents.gemini import reader
 from xshare.agents.gemini.recognise import recognises
+from xshare.agents.gemini.tools import TOOLS
 
-ADAPTER = FileAgent(reader, recognises)
+ADAPTER = FileAgent(reader, recognises, TOOLS)

@@ -63,6 +63,7 @@ from xshare.agents.common import same_file, unseen
 from xshare.agents.common.replay import Replay, as_text, content_text, holds_no_record, json_objects, names_by
 from xshare.agents.common.sniff import one_document
 from xshare.agents.common.stated import read_stated
+from xshare.agents.gemini.tools import TOOLS
 from xshare.state.paths import home as user_home
 from xshare.state.store import loads
 
@@ -316,7 +317,7 @@ def read(path: Path, count: Callable[[str], int], tokenizer: str, problems: Coun
             if any(_billed(message) for message in messages):  # a stub, holding no call, is no one's news
                 problems[SAME_SESSION] += 1
             return []
-    replay = Replay(AGENT, count, problems, ledgers is not None)
+    replay = Replay(TOOLS, count, problems, ledgers is not None)
     prompts = _replay_chats(replay, chats)
     kind = header.get("kind")
     source = "interactive" if kind in (None, "main") else "subagent"

@@ -18,6 +18,7 @@ from xshare.measure.tokens import TokenizerChoice
 class Hermes:
     agent, name, flag, kind = hermes.AGENT, "Hermes", "hermes_db", "database"
     origin_label, turn_markers = "Hermes ", False  # its records mark no turn (its ledger spreads the bill)
+    tools = None  # its tool names are measure/classify.py's
 
     def default_homes(self) -> list[Path]:
         return hermes.default_databases()

@@ -5,5 +5,6 @@ from __future__ import annotations
 from xshare.agents.common.file_agent import FileAgent
 from xshare.agents.openclaw import reader
 from xshare.agents.openclaw.recognise import recognises
+from xshare.agents.openclaw.tools import TOOLS
 
-ADAPTER = FileAgent(reader, recognises)
+ADAPTER = FileAgent(reader, recognises, TOOLS)

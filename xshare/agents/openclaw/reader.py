@@ -22,7 +22,7 @@ bookkeeping entries (`thinking_level_change`, `custom`, `label`, `session_info`,
 `excludeFromContext` is never sent. An entry type or message role not listed here is counted on stderr
 as unknown (it may have been sent: the billing cap still bounds every call). 2026.9 hides most tools
 behind `tool_search` and `tool_call {id, args}`: a `tool_call` is judged by the tool it calls
-(xshare/agent_tools.py), so a read made that way is a read.
+(measure/tool_tables.py), so a read made that way is a read.
 
 Usage. Each assistant message is one API call with `usage {input, output, cacheRead, cacheWrite,
 totalTokens}`, where `input` excludes cache reads and writes (totalTokens = the four summed): prompt billed
@@ -59,7 +59,8 @@ from xshare.agents.common.sniff import compressed, sniff
 from xshare.agents.common.sqlite import SQLITE_MAGIC
 from xshare.agents.common.stated import read_stated
 from xshare.agents.openclaw.db import COMPRESSED_UNREADABLE, DATABASE_NAME, read_sessions
-from xshare.measure.agent_tools import explain_tool
+from xshare.agents.openclaw.tools import TOOLS
+from xshare.measure.tool_tables import explain_tool
 from xshare.state.paths import home as user_home
 from xshare.state.store import dumps, loads
 
@@ -147,7 +148,7 @@ def _groups(folder: Path) -> dict[str, str]:
 
 class _Transcript:
     def __init__(self, session_id: str, count: Callable[[str], int], problems: Counter, detail: bool) -> None:
-        self.replay = Replay(AGENT, count, problems, detail)
+        self.replay = Replay(TOOLS, count, problems, detail)
         self.problems = problems
         self.session_id = session_id
         self.order: list[str] = []  # entry ids in the order their text became present
@@ -210,7 +211,7 @@ class _Transcript:
             replay.add("conversation", content_text(message.get("content")), key)
         elif role == "bashExecution":  # the person's own `!command`: judged as the agent's exec would be
             command = message.get("command") if isinstance(message.get("command"), str) else ""
-            category = explain_tool(AGENT, "exec", {"command": command}).category
+            category = explain_tool(TOOLS, "exec", {"command": command}).category
             replay.add(category, f"{command}\n{as_text(message.get('output'))}".strip(), key)
         else:  # custom, hookMessage: an extension's text for the model
             replay.add("injected", content_text(message.get("content")), key)

@@ -5,5 +5,6 @@ from __future__ import annotations
 from xshare.agents.common.file_agent import FileAgent
 from xshare.agents.opencode import reader
 from xshare.agents.opencode.recognise import recognises
+from xshare.agents.opencode.tools import TOOLS
 
-ADAPTER = FileAgent(reader, recognises)
+ADAPTER = FileAgent(reader, recognises, TOOLS)

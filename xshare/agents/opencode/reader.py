@@ -48,6 +48,7 @@ from pathlib import Path
 from xshare.agents.common import same_file, unseen
 from xshare.agents.common.replay import Replay, as_text, parse_json
 from xshare.agents.common.sqlite import Unreadable, read_with_retries, table_columns
+from xshare.agents.opencode.tools import TOOLS
 from xshare.measure.timestamps import stamp
 from xshare.state.paths import home as user_home
 
@@ -91,7 +92,7 @@ class _Session:
     """One session's messages through the ledger, step by step."""
 
     def __init__(self, count: Callable[[str], int], problems: Counter, detail: bool) -> None:
-        self.replay = Replay(AGENT, count, problems, detail)
+        self.replay = Replay(TOOLS, count, problems, detail)
         self.compacting = False
 
     def message(self, data: dict, parts: list[dict]) -> None:
