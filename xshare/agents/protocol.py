@@ -119,6 +119,10 @@ class Adapter(Protocol):
         """The session with this exact id (with `detail`, its ledger too); None if no file holds it, Ambiguous
         ("same id") if several do. What went wrong on the way is added to `problems`."""
 
+    def project_names(self, given: list[str] | None, session_ids: list[str]) -> dict[str, str]:
+        """Session id -> its project's folder name, for those of `session_ids` whose records say it cheaply
+        (for `xshare sessions`; none when they don't)."""
+
     def find_path(self, path: Path, looking: Looking, problems: Counter,
                   detail: bool = False) -> Found | Ambiguous | None:
         """The session a file of this agent's holds (a database holding several: Ambiguous)."""

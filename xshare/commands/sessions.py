@@ -38,7 +38,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
                       getattr(args, "sort", "started"))
     not_listed = count_kinds(row for row in rows if not args.subagents and row["source"] in RUN_INSIDE)
     shown = listed[:args.limit] if args.limit else listed
-    names = project_names(looking(args, measured.tokenizer, window.since, warn=False))
+    names = project_names(looking(args, measured.tokenizer, window.since, warn=False), shown)
     short = short_ids(row["id"] for _, row in measured.rows.pairs())  # once: every measured id, not per entry
     entries = [_entry(row, names, short, table) for row in shown]
     if args.json:
@@ -82,13 +82,11 @@ def _ordered(rows: list[dict], table, sort: str) -> list[dict]:
 
 
 def _entry(row: dict, names: dict, short: dict[str, str], table) -> dict:
-    from xshare.sessions.projects import project_of
-
     entry = {"id": row["id"], "short_id": short.get(row["id"], row["id"]), "started_at": row.get("started_at"),
              "agent": row["agent"], "source": row["source"], "parent": row.get("parent"),
              "api_calls": row["api_calls"], "prompt_tokens_billed": row["prompt_tokens_billed"],
              "exploration_share_of_context": row.get("exploration_share_of_context"),
-             "project": project_of(names, row["agent"], row["id"])}
+             "project": names.get((row["agent"], row["id"]))}
     if table is not None:
         from dataclasses import asdict
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from xshare.agents.claude_code import transcript as claude
 from xshare.agents.claude_code.many import copy_source, find_sessions, measure_claude, measure_session, read_file
+from xshare.agents.claude_code.projects import project_names
 from xshare.agents.claude_code.recognise import recognises
 from xshare.agents.common import counting as counter
 from xshare.agents.protocol import Ambiguous, Found, Gathered, Looking
@@ -94,6 +95,9 @@ class ClaudeCode:
         if len(files) > 1:
             return Ambiguous(session_id, [f"{session_id} ({self.agent}, in {file.path})" for file in files], "same id")
         return self._found(files[0], looking, problems, detail) if files else None
+
+    def project_names(self, given: list[str] | None, session_ids: list[str]) -> dict[str, str]:
+        return project_names(self.roots(given), session_ids)
 
     def find_path(self, path: Path, looking: Looking, problems: Counter,
                   detail: bool = False) -> Found | Ambiguous | None:

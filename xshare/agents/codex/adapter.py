@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from xshare.agents.codex import reader
+from xshare.agents.codex.projects import project_names
 from xshare.agents.codex.recognise import recognises
 from xshare.agents.codex.tools import TOOLS
 from xshare.agents.common.file_agent import FileAgent
 
-ADAPTER = FileAgent(reader, recognises, TOOLS)
+ADAPTER = FileAgent(reader, recognises, TOOLS, project_names)

@@ -48,9 +48,11 @@ class FileAgent:
 
     origin_label, turn_markers = "", False
 
-    def __init__(self, reader: ModuleType, recognises: Callable[[Path], bool], tools: ToolTable) -> None:
+    def __init__(self, reader: ModuleType, recognises: Callable[[Path], bool], tools: ToolTable,
+                 project_names: Callable[[list[Path], list[str]], dict[str, str]] | None = None) -> None:
         self.reader = reader
         self.tools = tools
+        self._project_names = project_names  # agents/<name>/projects.py, where its records say the project
         self.agent, self.name, self.flag = reader.AGENT, reader.NAME, reader.FLAG
         self.kind = reader.KIND
         self._recognises = recognises
@@ -121,6 +123,9 @@ class FileAgent:
             if row is not None:
                 held.append(Found(self.agent, row, found, path, ledgers.get(session_id)))
         return only_one(session_id, held)
+
+    def project_names(self, given: list[str] | None, session_ids: list[str]) -> dict[str, str]:
+        return self._project_names(self.discover(given), session_ids) if self._project_names else {}
 
     def find_path(self, path: Path, looking: Looking, problems: Counter,
                   detail: bool = False) -> Found | Ambiguous | None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from xshare.agents.common.file_agent import FileAgent
 from xshare.agents.gemini import reader
+from xshare.agents.gemini.projects import project_names
 from xshare.agents.gemini.recognise import recognises
 from xshare.agents.gemini.tools import TOOLS
 
-ADAPTER = FileAgent(reader, recognises, TOOLS)
+ADAPTER = FileAgent(reader, recognises, TOOLS, project_names)

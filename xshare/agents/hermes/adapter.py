@@ -85,6 +85,9 @@ class Hermes:
                 held.append(Found(self.agent, rows[0], found, path, (ledgers or {}).get(session_id)))
         return only_one(session_id, held)
 
+    def project_names(self, given: list[str] | None, session_ids: list[str]) -> dict[str, str]:
+        return {}  # its database records no project folder
+
     def find_path(self, path: Path, looking: Looking, problems: Counter,
                   detail: bool = False) -> Found | Ambiguous | None:
         return read_one(self, path, looking, problems)
