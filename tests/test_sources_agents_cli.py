@@ -104,7 +104,8 @@ def test_session_and_html_for_each_agent(isolated_home: Path, tmp_path: Path, ca
         code, out, _ = run(capsys, "html", session_id, "-o", str(page))
         assert code == 0 and out.strip() == str(page)
         text = page.read_text()
-        assert f"{agent} · " in text and "Call 1: billed" in text
+        shown = {"codex": "Codex CLI", "gemini": "Gemini CLI", "opencode": "OpenCode", "openclaw": "OpenClaw"}[agent]
+        assert f"{shown} · " in text and "Call 1: billed" in text  # its name, as the report says it
     code, _, err = run(capsys, "html", "no-such-session")
     assert code == 2 and "no session of Claude Code, Hermes, Codex CLI, Gemini CLI, OpenCode or OpenClaw matches" in err
 

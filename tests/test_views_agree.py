@@ -30,12 +30,12 @@ from test_sources_gemini import cleared
 from xshare.agents.claude_code.files import discover
 from xshare.cli import main
 from xshare.demo.corpus import write_demo_corpus
-from xshare.html.cells import AGENTS
+from xshare.html.cells import AGENT_NAMES
 from xshare.live import session_state, statusline
 from xshare.measure.ledger import ROUNDING_ALLOWANCE
 from xshare.text import pct
 
-AGENT_OF_NAME = {name: agent for agent, name in AGENTS.items()}  # the index shows some agents by name
+AGENT_OF_NAME = {name: agent for agent, name in AGENT_NAMES.items()}  # the index shows agents by name
 
 
 @dataclass

@@ -10,13 +10,13 @@ import argparse
 import textwrap
 
 from xshare import __version__
-from xshare.agents.table import AGENTS
+from xshare.agents.table import AGENTS, names_listed
 from xshare.live.statusline import DEFAULT_LINE2, FIELD_NAMES
 
-DESCRIPTION = """\
-How much of your coding agent's token bill went to reading and searching code (exploration), measured
-from the sessions Claude Code, Hermes, Codex CLI, Gemini CLI, OpenCode and OpenClaw recorded on this
-machine. Your data stays here; the report prints totals only, never a prompt, path or session id."""
+DESCRIPTION = textwrap.fill(
+    "How much of your coding agent's token bill went to reading and searching code (exploration), measured from "
+    f"the sessions {names_listed()} recorded on this machine. Your data stays here; the report prints totals "
+    "only, never a prompt, path or session id.", 99)
 EXAMPLES = """\
 start here:
   xshare report --demo          a report on the invented sample that ships with xshare

@@ -16,6 +16,9 @@ class AgentLine:
     metavar: str
     help: str
     adapter: str  # the module holding its ADAPTER
+    # the calls it billed that no record holds, where the figures take them from ({tasks}: their names), for
+    # the report's note; "" for an agent whose records hold every call
+    unrecorded: str = ""
 
     @property
     def flag(self) -> str:
@@ -29,7 +32,8 @@ AGENTS: tuple[AgentLine, ...] = (
               "and ~/.config/claude", "xshare.agents.claude_code.adapter"),
     AgentLine("hermes", "Hermes", "--hermes-db", "PATH",
               "a Hermes state.db, opened read-only (repeatable); default: $HERMES_HOME/state.db, else "
-              "~/.hermes/state.db, plus ~/.hermes/profiles/*/state.db", "xshare.agents.hermes.adapter"),
+              "~/.hermes/state.db, plus ~/.hermes/profiles/*/state.db", "xshare.agents.hermes.adapter",
+              "Hermes's auxiliary calls ({tasks}), from its per-model usage table"),
     AgentLine("codex", "Codex CLI", "--codex-home", "PATH",
               "a Codex CLI home, read-only (repeatable); default: $CODEX_HOME, else ~/.codex",
               "xshare.agents.codex.adapter"),
@@ -43,3 +47,14 @@ AGENTS: tuple[AgentLine, ...] = (
               "an OpenClaw state folder, read-only (repeatable); default: $OPENCLAW_STATE_DIR, else "
               "$OPENCLAW_HOME/.openclaw, else ~/.openclaw", "xshare.agents.openclaw.adapter"),
 )
+
+
+def line_of(agent: str) -> AgentLine | None:
+    """The table's line of a rows' agent (None for one no line names: rows from elsewhere, an older xshare)."""
+    return next((line for line in AGENTS if line.agent == agent), None)
+
+
+def names_listed(conjunction: str = "and") -> str:
+    """"Claude Code, Hermes, ... and OpenClaw": every agent's name, in the table's order."""
+    names = [line.name for line in AGENTS]
+    return ", ".join(names[:-1]) + f" {conjunction} " + names[-1]

@@ -16,6 +16,7 @@ import html
 import re
 from importlib import resources
 
+from xshare.agents.table import AGENTS
 from xshare.report.render import parse_time
 from xshare.text import pct
 
@@ -41,7 +42,7 @@ ABOUT = {"overhead": "system prompt and tool schemas: what the bill exceeds the 
          "injected": "hook output, CLAUDE.md, memory, system reminders", "neuralmind": "the NeuralMind block"}
 KINDS = {"input": "Fresh input", "cache_read": "Cache read", "cache_write_5m": "Cache write (5-minute)",
          "cache_write_1h": "Cache write (1-hour)", "output": "Output"}
-AGENTS = {"claude-code": "Claude Code", "hermes": "Hermes"}
+AGENT_NAMES = {line.agent: line.name for line in AGENTS}  # as the report names them (agents/table.py)
 
 
 def _template_block(tag: str) -> str:

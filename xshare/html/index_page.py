@@ -10,7 +10,7 @@ from xshare import __version__
 from xshare.html.analysis import (
     Linked,
 )
-from xshare.html.cells import AGENTS, duration, esc, head, num, when
+from xshare.html.cells import AGENT_NAMES, duration, esc, head, num, when
 from xshare.html.habits import costliest_habit, pool
 from xshare.measure.ids import short_ids
 from xshare.measure.prices import PriceTable, row_cost
@@ -98,7 +98,7 @@ def sessions_table(entries: list[Linked], first: str, nested: bool,
         shown = f'<span title="{esc(name)}">{esc(shown)}</span>' if shown != name else esc(name)
         link = f'<a href="{esc(entry.href)}">{shown}</a>' if entry.href else shown
         # on a phone the agent and source stand under the id, their column hidden (template.html)
-        agent = f'{esc(AGENTS.get(row["agent"], row["agent"]))} \u00b7 {esc(row["source"])}'
+        agent = f'{esc(AGENT_NAMES.get(row["agent"], row["agent"]))} \u00b7 {esc(row["source"])}'
         return (f'<tr class="{"child" if child and nested else ""}" data-session="{esc(row["id"])}"><td>'
                 f'<code{long_id}>{link}</code><span class="show-s note">{agent}</span></td>'
                 f'<td class="hide-s wide-nowrap">{agent}</td>'

@@ -18,7 +18,7 @@ from xshare.html.analysis import (
 from xshare.html.cache_sections import cache_sections
 from xshare.html.cells import (
     ABOUT,
-    AGENTS,
+    AGENT_NAMES,
     LABELS,
     MAX_COLUMNS,
     SCRIPT,
@@ -90,7 +90,7 @@ def _header(data: SessionData, prices: PriceTable | None = None) -> str:
         name = esc(data.parent.row["id"])
         link = f'<a href="{esc(data.parent.href)}">{name}</a>' if data.parent.href else f"<code>{name}</code>"
         crumbs.append(f"Subagent of {link}")
-    agent = AGENTS.get(row["agent"], row["agent"])
+    agent = AGENT_NAMES.get(row["agent"], row["agent"])
     models = Counter(call.get("model") for call in data.calls if call.get("model"))
     model_text = ", ".join(f"<code>{esc(m)}</code> ({c:,} call{'s' * (c != 1)})" for m, c in models.most_common())
     if not model_text:

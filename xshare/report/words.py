@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from xshare.agents.common import unseen
+from xshare.agents.table import line_of
 from xshare.measure.timestamps import session_time
 from xshare.text import printable
 
@@ -32,16 +33,18 @@ COLUMN_NOTES = (
 REREAD_NOTE = ("Re-sent reads: files Claude Code sent again on its own after it summarised a long conversation; "
                "shown beside exploration, not in it.")
 NEURALMIND_NOTE = "NeuralMind block: what the NeuralMind code index added to the prompts."
+# the unrecorded calls of rows whose agent no table line names (rows of xshare before 0.9 named Claude Code "claude")
+COMPACTIONS_UNRECORDED = "compactions (the agent summarising a long conversation), from the agent's own usage totals"
 
 
 def unrecorded_note(agent: str, calls: int, tokens: int, tasks: dict | None = None) -> str:
-    """What the figures include that no transcript or database row shows, and where it comes from."""
+    """What the figures include that no transcript or database row shows, and where it comes from (the
+    agent's line in agents/table.py says)."""
     what = f"{calls:,} call{'s' if calls != 1 else ''}" if calls else "calls"
-    if agent == "hermes":
-        named = ", ".join(f"{printable(task)} {count:,}" for task, count in (tasks or {}).items()) or "unnamed"
-        source = f"Hermes's auxiliary calls ({named}), from its per-model usage table"
-    else:
-        source = "compactions (the agent summarising a long conversation), from Claude Code's own usage totals"
+    line = line_of(agent)
+    named = ", ".join(f"{printable(task)} {count:,}" for task, count in (tasks or {}).items()) or "unnamed"
+    source = (line.unrecorded.format(tasks=named) if line is not None and line.unrecorded
+              else COMPACTIONS_UNRECORDED)
     return f"{what} ({tokens:,} prompt tokens) billed but not in the record: {source}"
 
 
