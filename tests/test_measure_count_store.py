@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from xshare.agents.claude_code import rows_cache
 from xshare.agents.common import counting as counter
-from xshare.agents.common import file_rows as session_agents
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
 from xshare.measure import count_store, tokens
@@ -240,7 +240,7 @@ def report(capsys, root: Path, *extra: str) -> tuple[dict, str]:
 def test_a_report_whose_texts_are_known_never_loads_tiktoken(tmp_path: Path, monkeypatch, capsys):
     root = write_demo_corpus(tmp_path / "claude")
     first, _ = report(capsys, root)
-    session_agents.cache_path().unlink()  # the rows cache goes (an xshare upgrade); the counts stay
+    rows_cache.cache_file().unlink()  # the rows cache goes (an xshare upgrade); the counts stay
     monkeypatch.setattr(counter, "_counter", None)
     monkeypatch.setattr(count_store, "_opened", {})
 
@@ -253,7 +253,7 @@ def test_a_report_whose_texts_are_known_never_loads_tiktoken(tmp_path: Path, mon
     monkeypatch.setattr(tokens, "_load_o200k", refuse)
     again, _ = report(capsys, root)
     assert loads == [] and again == first
-    assert session_agents.cache_path().is_file()
+    assert rows_cache.cache_file().is_file()
 
 
 def test_no_cache_neither_reads_nor_writes_the_store(tmp_path: Path, monkeypatch, capsys):
@@ -306,7 +306,7 @@ def test_a_broken_tiktoken_makes_the_whole_run_an_estimate_even_with_counts_know
     root = write_demo_corpus(tmp_path / "claude")
     exact, _ = report(capsys, root)
     assert exact["tokenizer"] == tokens.O200K
-    session_agents.cache_path().unlink()  # every count is now in the store: no text would need tiktoken
+    rows_cache.cache_file().unlink()  # every count is now in the store: no text would need tiktoken
     monkeypatch.setattr(counter, "_counter", None)
     monkeypatch.setattr(count_store, "_opened", {})
     monkeypatch.delitem(sys.modules, "tiktoken", raising=False)

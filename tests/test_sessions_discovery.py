@@ -18,9 +18,9 @@ from hermes_fixtures import build_standard
 
 from xshare.agents.claude_code import files as claude_files
 from xshare.agents.claude_code import many as claude_code
+from xshare.agents.claude_code import rows_cache
 from xshare.agents.claude_code import transcript as claude
 from xshare.agents.codex import reader as codex
-from xshare.agents.common import file_rows as session_agents
 from xshare.agents.gemini import reader as gemini
 from xshare.agents.hermes import state_db as hermes
 from xshare.agents.openclaw import reader as openclaw
@@ -246,7 +246,7 @@ def test_a_name_that_is_not_utf8_is_one_session_from_report_to_report(capsys, mo
     assert (second, second_err) == (first, err) and second["remembered_sessions"] == 0
     assert history.history_path().read_bytes().count(b"\n") == lines  # nothing new to remember
     assert read == []  # the cache found the odd file under its key
-    heads = [line.partition(b"\t")[0] for line in session_agents.cache_path().read_bytes().splitlines()[1:]]
+    heads = [line.partition(b"\t")[0] for line in rows_cache.cache_file().read_bytes().splitlines()[1:]]
     assert odd_name in {key_path(loads(head)[0]) for head in heads}
 
 

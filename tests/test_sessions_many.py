@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from xshare.agents.claude_code import rows_cache
-from xshare.agents.common import file_rows as session_agents
 from xshare.cli import main
 from xshare.measure.ledger import CATEGORIES
 from xshare.report import history
@@ -101,7 +100,7 @@ def test_groups_and_weeks_equal_a_plain_pass_over_the_rows_file(capsys, claude: 
 def test_cold_warm_and_history_only_reports_agree(capsys, claude: Path, tmp_path: Path):
     made = build(claude, 0, 40)
     cold, _ = report(capsys, "--by", "month")
-    assert session_agents.cache_path().is_file() and history.history_path().is_file()
+    assert rows_cache.cache_file().is_file() and history.history_path().is_file()
     warm, err = report(capsys, "--by", "month")
     assert err == "" and figures(warm) == figures(cold)
     for path in made:
@@ -116,26 +115,26 @@ def test_cold_warm_and_history_only_reports_agree(capsys, claude: Path, tmp_path
 def test_a_damaged_cache_line_is_read_again_with_the_same_figures(capsys, claude: Path):
     build(claude, 0, 12)
     cold, _ = report(capsys)
-    lines = session_agents.cache_path().read_bytes().splitlines(keepends=True)
+    lines = rows_cache.cache_file().read_bytes().splitlines(keepends=True)
     assert len(lines) == 13  # a header and one line a transcript
     lines[3] = lines[3][:40] + b"\n"  # torn inside its head
     lines[5] = b"not json at all\t{}\n"
     lines[7] = lines[7].split(b"\t")[0] + b"\n"  # no row
-    session_agents.cache_path().write_bytes(b"".join(lines))
+    rows_cache.cache_file().write_bytes(b"".join(lines))
     again, err = report(capsys)
     assert err == ""  # the cache's own trouble is no user's problem: those files are simply read again
     assert again["groups"] == cold["groups"]
-    assert len(session_agents.cache_path().read_bytes().splitlines()) == 13  # and written whole again
+    assert len(rows_cache.cache_file().read_bytes().splitlines()) == 13  # and written whole again
 
 
 def test_an_old_whole_file_cache_is_ignored_and_removed(capsys, claude: Path):
     build(claude, 0, 5)
-    old = session_agents.cache_path().with_name("claude-rows.json")
+    old = rows_cache.cache_file().with_name("claude-rows.json")
     old.parent.mkdir(parents=True)
     old.write_text('{"method": 0, "tokenizer": "chars/4", "entries": {}}')
     data, err = report(capsys)
     assert err == "" and data["sessions"] == 5
-    assert not old.exists() and session_agents.cache_path().is_file()
+    assert not old.exists() and rows_cache.cache_file().is_file()
 
 
 def test_cached_rows_of_other_folders_survive_a_report_on_one_folder(capsys, claude: Path, tmp_path: Path):

@@ -688,12 +688,12 @@ def _report(arguments: list[str], capsys: pytest.CaptureFixture) -> tuple[int, s
 
 
 def test_a_repeated_report_reads_a_database_again_only_when_it_changed(tmp_path: Path, capsys, monkeypatch):
-    from xshare.agents.common import file_rows as session_agents
+    from xshare.agents.hermes import rows_cache
 
     path = build_standard(tmp_path / "a" / "state.db", 22)
     reads = []
-    original = session_agents.hermes.measure_hermes
-    monkeypatch.setattr(session_agents.hermes, "measure_hermes",
+    original = rows_cache.hermes.measure_hermes
+    monkeypatch.setattr(rows_cache.hermes, "measure_hermes",
                         lambda *a, **k: reads.append(a[0]) or original(*a, **k))
     arguments = ["report", "--all", "--estimate", "--json", "--hermes-db", str(path)]
     first = json.loads(_report(arguments, capsys)[1])["groups"]

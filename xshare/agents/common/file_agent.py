@@ -10,7 +10,7 @@ from pathlib import Path
 from types import ModuleType
 
 from xshare.agents.common import counting as counter
-from xshare.agents.common import file_rows as agent_rows
+from xshare.agents.common import file_rows
 from xshare.agents.protocol import Ambiguous, Found, Gathered, Looking
 from xshare.measure.ids import normal_id
 from xshare.measure.tokens import TokenizerChoice
@@ -91,7 +91,7 @@ class FileAgent:
         rows: list[dict] = []
         tokenizer = looking.choice
         if files:
-            rows, more = agent_rows.measure_agent(self.reader, files, tokenizer, looking.since, looking.use_cache)
+            rows, more = file_rows.measure_agent(self.reader, files, tokenizer, looking.since, looking.use_cache)
             problems.update(more)
             tokenizer = counter.current().choice if counter.current() else tokenizer
         return Gathered(rows, problems, tokenizer, bool(files), self.reader.describe(homes))

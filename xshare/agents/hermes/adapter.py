@@ -7,10 +7,10 @@ from collections import Counter
 from pathlib import Path
 
 from xshare.agents.common import counting as counter
-from xshare.agents.common import file_rows as agent_rows
 from xshare.agents.common.file_agent import only_one, read_one
 from xshare.agents.hermes import state_db as hermes
 from xshare.agents.hermes.recognise import recognises
+from xshare.agents.hermes.rows_cache import measure_hermes
 from xshare.agents.protocol import Ambiguous, Found, Gathered, Looking
 from xshare.measure.tokens import TokenizerChoice
 
@@ -53,14 +53,14 @@ class Hermes:
         problems: Counter = Counter()
         tokenizer = looking.choice
         if databases:
-            rows, problems = agent_rows.measure_hermes(databases, tokenizer, looking.since, looking.use_cache)
+            rows, problems = measure_hermes(databases, tokenizer, looking.since, looking.use_cache)
             tokenizer = counter.current().choice if counter.current() else tokenizer
         found = None if given == [] else any(path.is_file() for path in databases)
         return Gathered(rows, problems, tokenizer, found, self.describe(given))
 
     def session_ids(self, looking: Looking) -> list[str]:
-        rows, _ = agent_rows.measure_hermes(self.discover(looking.given(self.agent)), looking.choice,
-                                            use_cache=looking.use_cache)
+        rows, _ = measure_hermes(self.discover(looking.given(self.agent)), looking.choice,
+                                 use_cache=looking.use_cache)
         return [row["id"] for row in rows]
 
     def find(self, session_id: str, looking: Looking, problems: Counter,
