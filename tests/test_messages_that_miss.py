@@ -67,6 +67,21 @@ def test_the_hint_without_all_still_offers_the_whole_history(capsys, tmp_path: P
     assert hint.startswith("xshare: try `xshare report --all`, a longer --since-days")
 
 
+
+def test_a_folder_named_without_sessions_is_said_but_a_project_folder_beside_its_root_is_not(capsys, tmp_path: Path):
+    """A Claude Code project folder named beside its projects/ holds transcripts (measured through the root),
+    though discover finds none from it alone: not a typo. An empty folder, or one of another agent's, is."""
+    project = tmp_path / "claude" / "projects" / "-home-u-app"
+    project.mkdir(parents=True)
+    (project / "s1.jsonl").write_text(_row("user", "u1", message={"role": "user", "content": "hello there"}))
+    (tmp_path / "empty").mkdir()
+    _, _, err = run(capsys, "report", "--all", "--no-history", "--claude-root", str(tmp_path / "claude" / "projects"),
+                    "--claude-root", str(project), "--claude-root", str(tmp_path / "empty"),
+                    "--codex-home", str(tmp_path / "empty"))
+    said = [line for line in err.splitlines() if line.endswith("sessions in it")]
+    assert said == [f"xshare: --claude-root {tmp_path / 'empty'}: no Claude Code sessions in it",
+                    f"xshare: --codex-home {tmp_path / 'empty'}: no Codex CLI sessions in it"]
+
 # --- the index of nothing, an empty mark -----------------------------------------------------------------
 
 

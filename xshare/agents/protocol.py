@@ -100,6 +100,10 @@ class Adapter(Protocol):
     def unread(self, given: list[str] | None) -> list[str]:
         """What is there but not read (problems for stderr)."""
 
+    def holds_sessions(self, place: str) -> bool:
+        """Whether a folder or file named with its option holds its sessions (a typo must not read as "no
+        sessions": the user is told)."""
+
     def recognises(self, path: Path) -> bool:
         """A file of this agent's, by its content."""
 

@@ -96,7 +96,7 @@ def _warn_named(homes: dict) -> None:
         for place in given:
             if not Path(place).expanduser().exists():
                 say(f"{flag} {place}: no such file or folder{_did_you_mean(Path(place).expanduser())}")
-            elif not adapter.discover([place]) and not _transcripts_inside(adapter, Path(place).expanduser()):
+            elif not adapter.holds_sessions(place):
                 say(f"{flag} {place}: no {adapter.name} sessions in it")
 
 
@@ -111,8 +111,3 @@ def _did_you_mean(missing: Path) -> str:
     close = difflib.get_close_matches(missing.name, names, n=1, cutoff=0.75)
     return f" (did you mean {missing.parent / close[0]}?)" if close else ""
 
-
-def _transcripts_inside(adapter, folder: Path) -> bool:
-    """A project folder named beside its projects/ holds transcripts that are measured through the other root,
-    though, named alone, they lie outside any project folder: not a typo."""
-    return adapter.kind == "transcripts" and folder.is_dir() and next(folder.rglob("*.jsonl"), None) is not None

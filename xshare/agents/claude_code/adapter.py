@@ -36,6 +36,12 @@ class ClaudeCode:
     def unread(self, given: list[str] | None) -> list[str]:
         return []
 
+    def holds_sessions(self, place: str) -> bool:
+        """A project folder named beside its projects/ holds transcripts that are measured through the other
+        root, though, named alone, they lie outside any project folder: not a typo."""
+        folder = Path(place).expanduser()
+        return bool(self.discover([place])) or (folder.is_dir() and next(folder.rglob("*.jsonl"), None) is not None)
+
     def recognises(self, path: Path) -> bool:
         return recognises(path)
 

@@ -72,6 +72,9 @@ class FileAgent:
     def unread(self, given: list[str] | None) -> list[str]:
         return getattr(self.reader, "unread", lambda _: [])(self.homes(given))
 
+    def holds_sessions(self, place: str) -> bool:
+        return bool(self.discover([place]))
+
     def recognises(self, path: Path) -> bool:
         return self._recognises(path)
 

@@ -37,6 +37,9 @@ class Hermes:
     def unread(self, given: list[str] | None) -> list[str]:
         return []
 
+    def holds_sessions(self, place: str) -> bool:
+        return bool(self.discover([place]))
+
     def recognises(self, path: Path) -> bool:
         return recognises(path)
 
