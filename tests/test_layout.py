@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 import tomllib
 
+from xshare.agents.table import AGENTS
+
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "xshare"
 MAX_LINES, MAX_TOP = 500, 12
@@ -233,3 +235,95 @@ def test_the_status_line_path_in_users_settings_still_runs(tmp_path: Path):
                           env={**os.environ, "XSHARE_HOME": str(tmp_path / "state")})
     assert done.returncode == 0 and done.stderr == ""
     assert done.stdout.strip() and "unavailable" not in done.stdout
+
+
+# The layers, top to bottom (ARCHITECTURE.md, "The layers"): a module imports its own layer and those below.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("entry points", ("xshare.cli", "xshare.statusline", "xshare.hermes_plugin", "xshare.__main__")),
+    # html/command.py is a command living in html/ (issue 32 moves it to commands/html.py)
+    ("commands", ("xshare.commands", "xshare.arguments", "xshare.html.command")),
+    ("live", ("xshare.live",)),
+    ("output", ("xshare.report", "xshare.html")),
+    ("collection", ("xshare.sessions",)),
+    ("an agent", tuple(line.adapter.rpartition(".")[0] for line in AGENTS)),  # agents/<name>/
+    ("the agents' shared parts", ("xshare.agents",)),  # agents/common/, agents/protocol.py, agents/table.py
+    ("the method", ("xshare.measure",)),
+    ("set-up and sample data", ("xshare.install", "xshare.demo")),  # they import the foundation alone
+    ("foundation", ("xshare.state", "xshare.text", "xshare")),
+)
+# imports up the layers the code still makes, each with why (none today)
+UPWARD_ALLOWED: dict[tuple[str, str], str] = {}
+
+
+def layer_of(module: str) -> tuple[int, str]:
+    """(depth, layer) of a module: its longest matching prefix's layer; 0 is the top."""
+    depth, prefix = max(((depth, prefix) for depth, (_, prefixes) in enumerate(LAYERS) for prefix in prefixes
+                         if module == prefix or module.startswith(prefix + ".")), key=lambda found: len(found[1]))
+    return depth, LAYERS[depth][0]
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Every import of a module in a layer above the importer's, or of another agent's folder."""
+    found = []
+    for name, imported in sorted(graph.items()):
+        depth, label = layer_of(name)
+        for module in sorted(imported):
+            above = layer_of(module)[0] < depth
+            other_agent = label == layer_of(module)[1] == "an agent" and module.split(".")[2] != name.split(".")[2]
+            if (above or other_agent) and (name, module) not in UPWARD_ALLOWED:
+                found.append(f"{name} ({label}) imports {module} ({layer_of(module)[1]})")
+    return found
+
+
+def test_no_import_goes_up_the_layers_counting_imports_inside_functions():
+    known = modules()
+    assert all(layer_of(name) for name in known)  # every module has a layer
+    graph = {name: {module for module, _ in imports_of(name, path, known)} for name, path in known.items()}
+    assert upward_imports(graph) == []
+    graph["xshare.measure.classify"].add("xshare.sessions.registry")  # the check itself finds one
+    graph["xshare.agents.codex.reader"].add("xshare.agents.gemini.reader")  # and one agent reaching into another
+    assert upward_imports(graph) == [
+        "xshare.agents.codex.reader (an agent) imports xshare.agents.gemini.reader (an agent)",
+        "xshare.measure.classify (the method) imports xshare.sessions.registry (collection)"]
+
+
+# Where code outside agents/ may name an agent, and why: these parts are about one agent by what they are.
+NAMING_ALLOWED = {
+    "xshare.demo": "it writes Claude Code transcripts (the demo's invented sessions)",
+    "xshare.live": "the two hosts' plugins: Claude Code's hook and status line, the Hermes plugin",
+    "xshare.install": "it sets up Claude Code's plugin and status line",
+    "xshare.state.private": "'hermes' there is a folder of xshare's own state (the Hermes plugin's), not an agent",
+}
+# Agent checks other branches of issue 32 remove (Claude Code behind the protocol): the lead empties this
+# set as they merge.
+EXPECTED_UNTIL_MERGED = {
+    ("xshare.commands.report", "claude-code/interactive"),  # collect's share to date
+    ("xshare.commands.report", "claude-code/interactive share to date "),
+    ("xshare.html.command", "claude-code"),  # a page of Claude Code's transcript, the most recent session
+    ("xshare.measure.family", "claude-code"),  # calls no file records
+    ("xshare.sessions.prefill", "claude-code"),  # the background pass
+}
+
+
+def agent_literals(source: str, words: set[str]) -> list[str]:
+    """The string literals of code (not docstrings) that are an agent's id or name, or start with an id and a
+    slash (a group's key, "claude-code/interactive"): what a check of which agent it is looks like."""
+    tree = ast.parse(source)
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return [node.value for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+            and any(node.value == word or node.value.startswith(word + "/") for word in words)]
+
+
+def test_no_agent_is_named_outside_its_folder():
+    """Nothing outside agents/ asks which agent it is dealing with: no agent's id or name from the table as a
+    literal (its docstrings and comments may speak of it)."""
+    words = {line.agent for line in AGENTS} | {line.name for line in AGENTS}
+    named = {(name, literal) for name, path in modules().items()
+             if not name.startswith("xshare.agents.") and not name.startswith(tuple(NAMING_ALLOWED))
+             for literal in agent_literals(path.read_text(encoding="utf-8"), words)}
+    assert sorted(named - EXPECTED_UNTIL_MERGED) == []
+    check = 'def note(agent):\n    """Hermes\'s, or Claude Code\'s."""\n    return "x" if agent == "hermes" else "y"\n'
+    assert agent_literals(check, words) == ["hermes"]  # the check finds a branch, not the docstring
