@@ -83,6 +83,22 @@ def test_the_notes_at_the_end_read_plainly():
     assert "Calls you were billed for that no record holds" in text
 
 
+
+def test_the_note_on_unrecorded_calls_says_where_each_agent_bills_them():
+    """Each agent's line in agents/table.py says what its unrecorded calls are; rows of an agent no line names
+    (a rows file from elsewhere) get the plain words."""
+    from xshare.report.words import unrecorded_note
+
+    assert unrecorded_note("claude-code", 1, 2549) == (
+        "1 call (2,549 prompt tokens) billed but not in the record: compactions (the agent summarising a long "
+        "conversation), from Claude Code's own usage totals")
+    assert unrecorded_note("hermes", 3, 1200, {"title_generation": 2, "compression": 1}) == (
+        "3 calls (1,200 prompt tokens) billed but not in the record: Hermes's auxiliary calls (title_generation 2, "
+        "compression 1), from its per-model usage table")
+    assert unrecorded_note("hermes", 0, 50).endswith("auxiliary calls (unnamed), from its per-model usage table")
+    assert unrecorded_note("elsewhere", 2, 10).endswith("compactions (the agent summarising a long conversation), from "
+                                                     "the agent's own usage totals")
+
 def unseen_field() -> str:
     from xshare.agents.common import unseen
 

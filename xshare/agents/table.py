@@ -29,7 +29,8 @@ class AgentLine:
 AGENTS: tuple[AgentLine, ...] = (
     AgentLine("claude-code", "Claude Code", "--claude-root", "DIR",
               "a Claude Code config or projects folder (repeatable); default: $CLAUDE_CONFIG_DIR, else ~/.claude "
-              "and ~/.config/claude", "xshare.agents.claude_code.adapter"),
+              "and ~/.config/claude", "xshare.agents.claude_code.adapter",
+              "compactions (the agent summarising a long conversation), from Claude Code's own usage totals"),
     AgentLine("hermes", "Hermes", "--hermes-db", "PATH",
               "a Hermes state.db, opened read-only (repeatable); default: $HERMES_HOME/state.db, else "
               "~/.hermes/state.db, plus ~/.hermes/profiles/*/state.db", "xshare.agents.hermes.adapter",

@@ -69,7 +69,7 @@ def _tool_verdict(call: dict, classify_tool) -> tuple[str, str]:
         verdict = explain_tool(adapter.tools, name, tool_input)
         shown = f"; the command: {_one_line(verdict.command)}" if verdict.command is not None else ""
         return verdict.category, f"{verdict.reason}{shown}"
-    if adapter is None and agent not in (None, "claude"):  # "claude": the rows' agent before 0.9
+    if adapter is None and agent not in (None, "claude"):  # "claude": taken for Claude Code, as it always was
         raise ValueError(agent)
     category = classify_tool(name, tool_input)
     command = command_of(name, tool_input)

@@ -33,7 +33,7 @@ COLUMN_NOTES = (
 REREAD_NOTE = ("Re-sent reads: files Claude Code sent again on its own after it summarised a long conversation; "
                "shown beside exploration, not in it.")
 NEURALMIND_NOTE = "NeuralMind block: what the NeuralMind code index added to the prompts."
-# the unrecorded calls of rows whose agent no table line names (rows of xshare before 0.9 named Claude Code "claude")
+# the unrecorded calls of rows whose agent no table line names (a rows file from elsewhere, a team's rollup)
 COMPACTIONS_UNRECORDED = "compactions (the agent summarising a long conversation), from the agent's own usage totals"
 
 
