@@ -241,3 +241,12 @@ def test_a_prefix_naming_many_sessions_is_refused_alike_by_session_and_html(caps
         assert "names 22 sessions" in err and err.rstrip().endswith(" and 2 more")
         said.append(err)
     assert said[0] == said[1]
+
+
+def test_bare_xshare_names_every_agent_of_the_table_in_lines_under_100_columns(capsys):
+    """The description is built from agents/table.py: a seventh agent's line names it there too."""
+    code, out, _ = run(capsys)
+    description = out.split("\n\n")[0]
+    assert code == 0 and "Claude Code, Hermes, Codex CLI, Gemini CLI, OpenCode and OpenClaw" in " ".join(
+        description.split())
+    assert max(len(line) for line in out.splitlines()) < 100

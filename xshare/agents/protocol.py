@@ -12,11 +12,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from xshare.measure.row import SessionRow
 from xshare.measure.tokens import TokenizerChoice
-from xshare.measure.tool_tables import ToolTable
+
+if TYPE_CHECKING:  # the classifier's tables are its readers' business, not every command's
+    from xshare.measure.tool_tables import ToolTable
 
 Homes = dict[str, "list[str] | None"]  # by agent: the folders or databases named (None: the defaults; []: none)
 
