@@ -10,6 +10,7 @@ from types import ModuleType
 
 from xshare.agents.common import counting as counter
 from xshare.agents.common import file_rows as agent_rows
+from xshare.agents.common.whole_files import WholeFiles
 from xshare.agents.protocol import Ambiguous, Found, Gathered, Looking
 from xshare.measure.ids import normal_id
 from xshare.measure.tokens import TokenizerChoice
@@ -41,7 +42,7 @@ def read_one(adapter: FileAgent, path: Path, looking: Looking, problems: Counter
 
 
 
-class FileAgent:
+class FileAgent(WholeFiles):
     """Codex CLI, Gemini CLI, OpenCode and OpenClaw: one shape, their reader modules (agents/<name>/reader.py)."""
 
     origin_label, turn_markers = "", False

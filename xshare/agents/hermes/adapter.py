@@ -10,12 +10,13 @@ from xshare.agents.common import counting as counter
 from xshare.agents.common import file_rows as agent_rows
 from xshare.agents.common import recognise
 from xshare.agents.common.file_agent import only_one, read_one
+from xshare.agents.common.whole_files import WholeFiles
 from xshare.agents.hermes import state_db as hermes
 from xshare.agents.protocol import Ambiguous, Found, Gathered, Looking
 from xshare.measure.tokens import TokenizerChoice
 
 
-class Hermes:
+class Hermes(WholeFiles):
     agent, name, flag, kind = hermes.AGENT, "Hermes", "hermes_db", "database"
     origin_label, turn_markers = "Hermes ", False  # its records mark no turn (its ledger spreads the bill)
 
