@@ -115,7 +115,7 @@ def _with_family(row: dict, file, choice, member_row) -> dict:
     if not row.get("cost_state"):
         return row
     from xshare.agents.claude_code.transcript import family_files
-    from xshare.measure.family import complete_with_unrecorded
+    from xshare.agents.claude_code.unrecorded import complete_with_unrecorded
 
     family = []
     for member in family_files(file):
