@@ -31,7 +31,7 @@ SOURCE = "def parse(line):\n    return [int(part) for part in line.split(',')]\n
 class Quill(WholeFiles):
     """An invented agent: `<id>.quill.json` files, each {"id", "turns": [{"time", "prompt", "billed", "read"}]}."""
 
-    agent, name, flag, kind = "quill", "Quill", "quill_home", "files"
+    agent, name, flag = "quill", "Quill", "quill_home"
     origin_label, turn_markers = "Quill ", False
 
     def __init__(self, home: Path) -> None:

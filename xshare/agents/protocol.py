@@ -88,7 +88,6 @@ class Adapter(Protocol):
     agent: str  # the rows' agent ("claude-code", "hermes", "codex", ...)
     name: str  # shown in the report's header and messages ("Claude Code")
     flag: str  # the CLI option's dest (--codex-home -> codex_home)
-    kind: str  # "files" (one session a file, its subagents' files beside it), "database" (many sessions a file)
     origin_label: str  # before the path a page says it was read from ("Hermes ")
     turn_markers: bool  # whether its records mark the person's turns (the page draws them)
 

@@ -28,7 +28,7 @@ from xshare.measure.tokens import TokenizerChoice
 
 
 class ClaudeCode:
-    agent, name, flag, kind = claude.AGENT, "Claude Code", "claude_root", "files"
+    agent, name, flag = claude.AGENT, "Claude Code", "claude_root"
     origin_label, turn_markers = "", True
 
     def __init__(self) -> None:

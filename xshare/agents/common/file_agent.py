@@ -50,7 +50,6 @@ class FileAgent(WholeFiles):
     def __init__(self, reader: ModuleType, recognises) -> None:
         self.reader = reader
         self.agent, self.name, self.flag = reader.AGENT, reader.NAME, reader.FLAG
-        self.kind = reader.KIND
         self._recognises = recognises
 
     def homes(self, given: list[str] | None) -> list[Path]:

@@ -17,7 +17,7 @@ from xshare.measure.tokens import TokenizerChoice
 
 
 class Hermes(WholeFiles):
-    agent, name, flag, kind = hermes.AGENT, "Hermes", "hermes_db", "database"
+    agent, name, flag = hermes.AGENT, "Hermes", "hermes_db"
     origin_label, turn_markers = "Hermes ", False  # its records mark no turn (its ledger spreads the bill)
 
     def default_homes(self) -> list[Path]:
