@@ -1,4 +1,4 @@
-"""One session's figures (`xshare session`, `xshare html`) and how a tool call is sorted (`xshare classify`).
+"""One session's figures (`xshare session`; its page: commands/html.py) and how a tool call is sorted (`classify`).
 """
 
 from __future__ import annotations
