@@ -80,15 +80,18 @@ def invent(path: Path, *, target_bytes: int | None = None, calls: int | None = N
 def child(transcript: str, out: str, estimate: bool, vocab: str | None) -> None:
     """One fresh process: what `xshare html PATH -o OUT` does, timed by phase."""
     started = time.perf_counter()
-    from xshare.agents.claude_code.transcript import describe
+    from collections import Counter
+
+    from xshare.agents.claude_code.adapter import ADAPTER
+    from xshare.agents.protocol import Found, Looking
     from xshare.html import write as html
     from xshare.html.session_page import render_session
     from xshare.measure import tokens
 
     choice = tokens.choose(estimate=estimate, vocab=vocab)
-    file = describe(Path(transcript))
+    asked = Found(ADAPTER.agent, {"id": Path(transcript).stem}, path=Path(transcript))
     imported = time.perf_counter()
-    data = html.claude_data(file, choice)
+    data = html.page_data(ADAPTER.detail(asked, Looking({}, choice), Counter()), ADAPTER)
     measured = time.perf_counter()
     page = render_session(data).encode("utf-8")
     Path(out).write_bytes(page)

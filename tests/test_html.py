@@ -13,12 +13,14 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from claude_pages import claude_data, claude_looking, write_claude_page  # tests/ is on sys.path
 
 from xshare.agents.claude_code.many import measure_one
+from xshare.agents.claude_code.pages import children_by_parent, most_recent
 from xshare.agents.claude_code.transcript import describe, discover
+from xshare.commands import html as html_command
 from xshare.demo import TranscriptWriter, text, write_demo_corpus
 from xshare.html import analysis as html_analysis
-from xshare.html import command as html_command
 from xshare.html import write as xhtml
 from xshare.html.cells import CSS, MAX_COLUMNS, SCRIPT
 from xshare.html.session_page import render_session
@@ -113,8 +115,7 @@ def test_every_demo_page_equals_the_session_row(demo_root: Path, tmp_path: Path)
     assert len(files) >= 8
     for file in files:
         row, _ = measure_one(file, choice())
-        path = xhtml.write_session_page(file, choice(), tmp_path / "out" / xhtml.page_name(file.session_id),
-                                        all_files=files)
+        path = write_claude_page(file, choice(), tmp_path / "out" / xhtml.page_name(file.session_id))
         page = read_page(path)
         assert_page_equals_row(page, row)
         assert page.figures["row-exploration_share_of_context"] == repr(row["exploration_share_of_context"])
@@ -123,7 +124,7 @@ def test_every_demo_page_equals_the_session_row(demo_root: Path, tmp_path: Path)
 def test_the_chart_draws_exactly_the_billed_context(demo_root: Path):
     """Per call, present categories plus overhead; summed over calls that is the row's context."""
     for file in discover([demo_root]):
-        data = xhtml.claude_data(file, choice())
+        data = claude_data(file, choice())
         drawn = sum(sum(call["present"].values()) + call["overhead"] for call in data.calls)
         assert drawn == data.row["context_tokens"]
         assert sum(call["prompt"] for call in data.calls) == data.row["prompt_tokens_billed"]
@@ -132,7 +133,7 @@ def test_the_chart_draws_exactly_the_billed_context(demo_root: Path):
 def test_the_richest_demo_session_shows_compaction_rebuilds_and_subagents(demo_root: Path, tmp_path: Path):
     files = discover([demo_root])
     file = max((f for f in files if f.source == "interactive"), key=lambda f: f.path.stat().st_size)
-    path = xhtml.write_session_page(file, choice(), tmp_path / "page.html", all_files=files)
+    path = write_claude_page(file, choice(), tmp_path / "page.html")
     page = read_page(path)
     body = path.read_text(encoding="utf-8")
     assert page.number("row-compactions") == 1 and 'class="mk-c"' in body and 'class="mk-t"' in body
@@ -253,8 +254,7 @@ def hostile_transcript(tmp_path: Path) -> Path:
 def test_hostile_transcript_text_shows_as_text(tmp_path: Path):
     source = hostile_transcript(tmp_path)
     file = describe(source)
-    out = xhtml.write_session_page(file, choice(), tmp_path / "out" / xhtml.page_name(file.session_id),
-                                   all_files=[file])
+    out = write_claude_page(file, choice(), tmp_path / "out" / xhtml.page_name(file.session_id))
     assert re.fullmatch(r"[A-Za-z0-9._~-]+\.html", out.name)
     raw = out.read_bytes().decode("utf-8")
     page = Page(raw)
@@ -280,7 +280,7 @@ def test_odd_characters_become_visible():
 
 def test_the_policy_allows_exactly_the_page_style_and_script(demo_root: Path, tmp_path: Path):
     file = next(f for f in discover([demo_root]) if f.source == "interactive")
-    raw = xhtml.write_session_page(file, choice(), tmp_path / "p.html").read_text(encoding="utf-8")
+    raw = write_claude_page(file, choice(), tmp_path / "p.html").read_text(encoding="utf-8")
     policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', raw).group(1)
     digest = {name: base64.b64encode(hashlib.sha256(body.encode()).digest()).decode()
               for name, body in (("style", CSS), ("script", SCRIPT))}
@@ -316,7 +316,7 @@ def long_session(root: Path, calls: int = 1_000, filler: int = 60) -> Path:
 
 def test_a_1000_call_session_is_bucketed_and_small(tmp_path: Path):
     file = describe(long_session(tmp_path / "claude"))
-    out = xhtml.write_session_page(file, choice(), tmp_path / "long.html", all_files=[file])
+    out = write_claude_page(file, choice(), tmp_path / "long.html")
     page = read_page(out)
     assert page.number("row-api_calls") == 1_000
     columns = int(re.search(r'data-columns="(\d+)"', out.read_text(encoding="utf-8")).group(1))
@@ -329,7 +329,7 @@ def test_a_1000_call_session_is_bucketed_and_small(tmp_path: Path):
 
 
 def test_index_lists_every_session_and_links_its_page(demo_root: Path, tmp_path: Path):
-    index, written = xhtml.write_index(choice(), claude_roots=[str(demo_root)])
+    index, written = xhtml.write_index(claude_looking([str(demo_root)], choice()))
     assert index == xhtml.html_dir() / "index.html"
     files = discover([demo_root])
     rows = {f.session_id: measure_one(f, choice())[0] for f in files}
@@ -343,11 +343,11 @@ def test_index_lists_every_session_and_links_its_page(demo_root: Path, tmp_path:
         linked = read_page(index.parent / href)
         assert_page_equals_row(linked, rows[sid])
         assert "index.html" in linked.attr("a", "href")
-    assert xhtml.write_index(choice(), claude_roots=[str(demo_root)])[1] == 0  # every page is fresh
+    assert xhtml.write_index(claude_looking([str(demo_root)], choice()))[1] == 0  # every page is fresh
     grown = next(f for f in files if f.source == "interactive" and rows[f.session_id]["api_calls"])
     with open(grown.path, "ab") as handle:
         handle.write(b'{"type":"ai-title","aiTitle":"later","sessionId":"x"}\n')
-    assert xhtml.write_index(choice(), claude_roots=[str(demo_root)])[1] == 1
+    assert xhtml.write_index(claude_looking([str(demo_root)], choice()))[1] == 1
 
 
 def test_most_recent_is_the_latest_activity_and_a_subagent_counts_for_its_parent(tmp_path: Path):
@@ -365,17 +365,15 @@ def test_most_recent_is_the_latest_activity_and_a_subagent_counts_for_its_parent
     older.write(base / "older.jsonl")
     newer.write(base / "newer.jsonl")
     os.utime(base / "newer.jsonl", (0, 0))  # file times do not decide: the recorded activity does
-    root = [str(tmp_path / "claude")]
-    assert [f.session_id for f in xhtml.most_recent(root)] == ["newer", "older"]
+    root = [tmp_path / "claude" / "projects"]
+    assert [f.session_id for _, f in most_recent(discover(root))] == ["newer", "older"]
     sub.write(base / "older" / "subagents" / "agent-a1b2c3.jsonl")
-    assert [f.session_id for f in xhtml.most_recent(root)] == ["older", "newer"]
+    assert [f.session_id for _, f in most_recent(discover(root))] == ["older", "newer"]
 
 
 def run_html(options: argparse.Namespace, say) -> int:
     """`xshare html` with these options, looking where they say (as the CLI builds it)."""
-    from xshare.commands.session import html_options
-
-    return html_command.cli_html(html_options(options), say)
+    return html_command.cli_html(html_command.html_options(options), say)
 
 
 def args(**given) -> argparse.Namespace:
@@ -462,7 +460,7 @@ def test_a_session_without_api_calls_still_gets_a_page(tmp_path: Path):
     writer = TranscriptWriter("no-calls", "/home/dev/app", start=START)
     writer.user("<command-name>/cost</command-name>")
     file = describe(writer.write(tmp_path / "claude" / "projects" / PROJECT / "no-calls.jsonl"))
-    page = read_page(xhtml.write_session_page(file, choice(), tmp_path / "p.html", all_files=[file]))
+    page = read_page(write_claude_page(file, choice(), tmp_path / "p.html"))
     assert page.number("row-api_calls") == 0 and page.number("row-exploration_share_of_context") is None
     assert "made no API call" in "".join(page.text) and page.scripts == []
 
@@ -493,13 +491,14 @@ def test_a_hermes_session_from_a_real_database_layout_gets_its_page(tmp_path: Pa
 
 
 def test_index_pages_link_every_subagent_of_their_session(demo_root: Path):
-    index, _ = xhtml.write_index(choice(), claude_roots=[str(demo_root)])
+    index, _ = xhtml.write_index(claude_looking([str(demo_root)], choice()))
     files = discover([demo_root])
-    parents = [f for f in files if xhtml.subagent_files(f, files)]
+    children = children_by_parent(files)
+    parents = [f for f in files if children.get(f.session_id)]
     assert parents, "the demo holds sessions with subagents"
     for parent in parents:
         links = set(read_page(index.parent / xhtml.page_name(parent.session_id)).attr("a", "href"))
-        for sub in xhtml.subagent_files(parent, files):
+        for sub in children[parent.session_id]:
             assert xhtml.page_name(sub.session_id) in links, sub.session_id
 
 

@@ -13,6 +13,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from claude_pages import claude_looking, write_claude_page  # tests/ is on sys.path
 from test_html import hostile_transcript  # pytest puts tests/ on sys.path (rootdir import mode)
 
 from xshare.agents.claude_code.transcript import describe, discover
@@ -107,10 +108,10 @@ def pages(tmp_path: Path) -> dict[str, Path]:
     choice = tokens.choose()
     richest = max((f for f in files if f.source == "interactive"), key=lambda f: f.path.stat().st_size)
     out = tmp_path / "pages"
-    index, _ = xhtml.write_index(choice, out / "index.html", [str(root)])
+    index, _ = xhtml.write_index(claude_looking([str(root)], choice), out / "index.html")
     page = out / xhtml.page_name(richest.session_id)
     hostile = describe(hostile_transcript(tmp_path / "hostile"))
-    bad = xhtml.write_session_page(hostile, choice, out / "hostile.html", all_files=[hostile])
+    bad = write_claude_page(hostile, choice, out / "hostile.html")
     return {"session": page, "index": index, "hostile": bad}
 
 

@@ -11,7 +11,8 @@ import re
 from pathlib import Path
 
 import pytest
-from test_cli import run  # tests/ is on sys.path
+from claude_pages import claude_data, claude_looking, write_claude_page  # tests/ is on sys.path
+from test_cli import run
 
 from xshare.agents.claude_code.transcript import discover
 from xshare.demo import write_demo_corpus
@@ -33,7 +34,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = write_demo_corpus(tmp_path_factory.mktemp("demo") / "claude")
     choice = tokens.choose(estimate=True, remember=False)
     files = discover([root])
-    rows = {file.session_id: xhtml.claude_data(file, choice).row for file in files}
+    rows = {file.session_id: claude_data(file, choice).row for file in files}
     return {"root": root, "choice": choice, "files": files, "rows": rows}
 
 
@@ -41,8 +42,7 @@ def page_of(demo: dict, tmp_path: Path, model_is_priced: bool, prices=SHIPPED) -
     file = max((f for f in demo["files"] if f.source == "interactive"
                 and (demo["rows"][f.session_id]["model"] != UNPRICED_MODEL) == model_is_priced),
                key=lambda f: f.path.stat().st_size)
-    path = xhtml.write_session_page(file, demo["choice"], tmp_path / "page.html", all_files=demo["files"],
-                                    prices=prices)
+    path = write_claude_page(file, demo["choice"], tmp_path / "page.html", prices=prices)
     return path.read_text(encoding="utf-8"), demo["rows"][file.session_id]
 
 
@@ -87,7 +87,8 @@ def test_no_dollars_on_the_page_when_turned_off(demo, tmp_path):
 
 
 def test_the_index_prices_each_session_and_each_week(demo, tmp_path):
-    index, _ = xhtml.write_index(demo["choice"], tmp_path / "index.html", [str(demo["root"])], prices=shipped())
+    index, _ = xhtml.write_index(claude_looking([str(demo["root"])], demo["choice"]), tmp_path / "index.html",
+                                 prices=shipped())
     page = index.read_text(encoding="utf-8")
     assert f"$: xshare's list prices of {shipped().date}." in page
     cells = {session: re.findall(r'<td class="n">([^<]*)</td>', body)[-1]  # the last figure: the $ column
@@ -112,11 +113,11 @@ def test_the_index_prices_each_session_and_each_week(demo, tmp_path):
 
 def test_pages_are_written_again_when_the_prices_change(demo, tmp_path):
     out = tmp_path / "index.html"
-    _, first = xhtml.write_index(demo["choice"], out, [str(demo["root"])], prices=None)
+    _, first = xhtml.write_index(claude_looking([str(demo["root"])], demo["choice"]), out, prices=None)
     page = next(path for path in tmp_path.glob("*.html") if path.name != "index.html")
     assert first and 'id="row-dollars"' not in page.read_text(encoding="utf-8")
-    _, again = xhtml.write_index(demo["choice"], out, [str(demo["root"])], prices=None)
-    _, priced = xhtml.write_index(demo["choice"], out, [str(demo["root"])], prices=shipped())
+    _, again = xhtml.write_index(claude_looking([str(demo["root"])], demo["choice"]), out, prices=None)
+    _, priced = xhtml.write_index(claude_looking([str(demo["root"])], demo["choice"]), out, prices=shipped())
     assert again == 0 and priced == first and 'id="row-dollars"' in page.read_text(encoding="utf-8")
     assert '<th class="n" title="at list price">$</th>' in out.read_text(encoding="utf-8")
 

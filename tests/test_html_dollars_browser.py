@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from claude_pages import claude_looking  # tests/ is on sys.path
 from test_html_browser import CHROMIUM, chromium  # tests/ is on sys.path
 
 from xshare.agents.claude_code.transcript import discover
@@ -43,8 +44,8 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = write_demo_corpus(tmp / "claude")
     files = discover([root])
     richest = max((f for f in files if f.source == "interactive"), key=lambda f: f.path.stat().st_size)
-    index, _ = xhtml.write_index(tokens.choose(estimate=True, remember=False), tmp / "out" / "index.html",
-                                 [str(root)], prices=shipped())
+    index, _ = xhtml.write_index(claude_looking([str(root)], tokens.choose(estimate=True, remember=False)),
+                                 tmp / "out" / "index.html", prices=shipped())
     found = {"session": index.with_name(xhtml.page_name(richest.session_id)), "index": index}
     return {name: measurable(page) for name, page in found.items()}
 

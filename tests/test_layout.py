@@ -24,7 +24,8 @@ MAX_LINES, MAX_TOP = 500, 12
 # what a module of the hot paths may import at its start: the state folder's guards and the agents' table
 # (agents/table.py), never the readers, the tokenizer, the report or the HTML (the status line runs after
 # every message, the hook after every tool)
-LIGHT = ("xshare.agents.table",)
+# (and Claude Code's live state's file names: agents/claude_code/live_state.py, which loads no reader)
+LIGHT = ("xshare.agents.table", "xshare.agents.claude_code", "xshare.agents.claude_code.live_state")
 HEAVY = ("xshare.agents.", "xshare.measure", "xshare.sessions", "xshare.report", "xshare.html", "xshare.demo",
          "tiktoken", "orjson")
 
@@ -294,15 +295,6 @@ NAMING_ALLOWED = {
     "xshare.install": "it sets up Claude Code's plugin and status line",
     "xshare.state.private": "'hermes' there is a folder of xshare's own state (the Hermes plugin's), not an agent",
 }
-# Agent checks other branches of issue 32 remove (Claude Code behind the protocol): the lead empties this
-# set as they merge.
-EXPECTED_UNTIL_MERGED = {
-    ("xshare.commands.report", "claude-code/interactive"),  # collect's share to date
-    ("xshare.commands.report", "claude-code/interactive share to date "),
-    ("xshare.html.command", "claude-code"),  # a page of Claude Code's transcript, the most recent session
-    ("xshare.measure.family", "claude-code"),  # calls no file records
-    ("xshare.sessions.prefill", "claude-code"),  # the background pass
-}
 
 
 def agent_literals(source: str, words: set[str]) -> list[str]:
@@ -324,6 +316,6 @@ def test_no_agent_is_named_outside_its_folder():
     named = {(name, literal) for name, path in modules().items()
              if not name.startswith("xshare.agents.") and not name.startswith(tuple(NAMING_ALLOWED))
              for literal in agent_literals(path.read_text(encoding="utf-8"), words)}
-    assert sorted(named - EXPECTED_UNTIL_MERGED) == []
+    assert sorted(named) == []
     check = 'def note(agent):\n    """Hermes\'s, or Claude Code\'s."""\n    return "x" if agent == "hermes" else "y"\n'
     assert agent_literals(check, words) == ["hermes"]  # the check finds a branch, not the docstring

@@ -14,6 +14,7 @@ import pytest
 from conftest import CORPUS, needs_corpus
 from hermes_fixtures import HermesDb
 
+from xshare.agents.claude_code import adapter as claude_adapter
 from xshare.agents.claude_code import many as claude_code
 from xshare.agents.claude_code import rows_cache
 from xshare.agents.common import counting as counter
@@ -103,14 +104,14 @@ def test_a_killed_pass_resumes_where_it_stopped(tmp_path, monkeypatch, capsys, h
         parts.append([file.path for file in files])
         return real(files, *args, **kwargs)
 
-    monkeypatch.setattr(claude_code, "measure_claude", killed_after_one_part)
+    monkeypatch.setattr(claude_adapter, "measure_claude", killed_after_one_part)  # the pass is its adapter's
     with pytest.raises(Interrupted):
         prefill.run_pass(history, part_bytes=1)  # a part per project folder
     assert not prefill.stamp_file().exists()  # not done: the next session's hook starts it again
     choice = tokens.choose()
     done = set(rows_cache.load(choice.name, {str(path) for path in parts[0]}))
     assert done == {str(path) for path in parts[0]}  # the first part's rows were kept as soon as it was read
-    monkeypatch.setattr(claude_code, "measure_claude", real)
+    monkeypatch.setattr(claude_adapter, "measure_claude", real)
     read = reads_counted(monkeypatch)
     assert prefill.run_pass(history, part_bytes=1) == "measured"
     assert read and not set(read) & set(parts[0])  # only what the killed pass had not read

@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from claude_pages import claude_data  # tests/ is on sys.path
 from test_live_statusline import run_script, status_payload  # tests/ is on sys.path
 
 from xshare.agents.claude_code.transcript import describe
@@ -18,7 +19,6 @@ from xshare.cli import main
 from xshare.demo import write_demo_corpus
 from xshare.demo.writer import TranscriptWriter, text
 from xshare.html.analysis import compaction_now, find_compactions, find_rebuilds, nudge_now
-from xshare.html.write import claude_data
 from xshare.live import session_state, statusline
 from xshare.measure import tokens
 from xshare.measure.economics import weighted

@@ -11,12 +11,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from claude_pages import claude_data  # tests/ is on sys.path
 from test_live_statusline import run_script, status_payload  # tests/ is on sys.path
 
 from xshare.agents.claude_code.transcript import describe
 from xshare.cli import main
 from xshare.demo.writer import TranscriptWriter, text
-from xshare.html.write import claude_data
 from xshare.live import session_state, statusline
 from xshare.measure import tokens
 from xshare.state.paths import line_file

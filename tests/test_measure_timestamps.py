@@ -14,10 +14,10 @@ import pytest
 from agent_fixtures import codex_session, gemini_json, openclaw_session, opencode_db
 from hermes_fixtures import END_MARKER, SUMMARY, T0, HermesDb, call, read_result
 
+from xshare.agents.claude_code.pages import last_activity
 from xshare.agents.hermes.state_db import measure_hermes
 from xshare.cli import main
 from xshare.demo import TranscriptWriter, text
-from xshare.html.write import last_activity
 from xshare.measure import timestamps
 from xshare.measure.economics import Watch
 from xshare.measure.ledger import Ledger

@@ -17,8 +17,8 @@ from conftest import CORPUS
 from hermes_fixtures import build_standard
 
 from xshare.agents.claude_code import files as claude_files
+from xshare.agents.claude_code import live_state, rows_cache
 from xshare.agents.claude_code import many as claude_code
-from xshare.agents.claude_code import rows_cache
 from xshare.agents.claude_code import transcript as claude
 from xshare.agents.codex import reader as codex
 from xshare.agents.gemini import reader as gemini
@@ -253,7 +253,7 @@ def test_a_name_that_is_not_utf8_is_one_session_from_report_to_report(capsys, mo
 def test_the_live_ledger_and_the_lookup_use_the_same_id(capsys, odd_name):
     row = session_state.update(odd_name)
     assert row is not None and row["id"] == normal_id(odd_name.stem) and "\ufffd" in row["id"]
-    assert session_state.live_row(claude.describe(odd_name).session_id)["id"] == row["id"]
+    assert live_state.live_row(claude.describe(odd_name).session_id)["id"] == row["id"]
     history.remember([row])  # what the hook does at a turn's end
     figures, _ = report(capsys)
     assert figures["remembered_sessions"] == 0

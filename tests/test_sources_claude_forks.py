@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from claude_2_1_fixtures import NewSession, Provider, a_session_with_a_subagent_and_a_compaction, chars
+from claude_pages import claude_looking, write_claude_page  # tests/ is on sys.path
 from conftest import CORPUS, append_in_pieces, needs_corpus
 from test_html import assert_page_equals_row, read_page
 
@@ -272,11 +273,12 @@ def test_the_page_of_a_session_with_unwritten_compaction_calls_equals_its_row(ca
     row, _ = measure_one(describe(main_path), tokens.choose())
     assert row["unrecorded_calls"] == 1
     assert cli_json(capsys, "session", str(main_path)) == row
-    page = read_page(xhtml.write_session_page(describe(main_path), tokens.choose(), tmp_path / "page.html",
-                                              [str(tmp_path / "cc")]))
+    page = read_page(write_claude_page(describe(main_path), tokens.choose(), tmp_path / "page.html",
+                                       [str(tmp_path / "cc")]))
     assert_page_equals_row(page, row)
     assert "does not record" in "".join(page.text)
-    index, _ = xhtml.write_index(tokens.choose(), tmp_path / "pages" / "index.html", [str(tmp_path / "cc")])
+    looking = claude_looking([str(tmp_path / "cc")], tokens.choose())
+    index, _ = xhtml.write_index(looking, tmp_path / "pages" / "index.html")
     indexed = read_page(index.parent / xhtml.page_name(main_path.stem))
     assert_page_equals_row(indexed, row)
     # and the report's row for it: the same calls and bill

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from xshare.agents.claude_code import live_state
 from xshare.agents.claude_code.lines import MAX_LINE, LineSplitter
 from xshare.agents.claude_code.transcript import ClaudeTranscript, describe, discover
 from xshare.agents.protocol import Looking
@@ -432,7 +433,7 @@ def test_the_hook_logs_a_transcript_it_cannot_read_and_writes_no_ledger(tmp_path
     payload = {"session_id": "s1", "transcript_path": str(path), "hook_event_name": "Stop"}
     done = _cli("hook", stdin=json.dumps(payload).encode(), timeout=30)
     assert done.returncode == 0 and done.stdout == b""
-    assert not line_file("s1").exists() and not session_state.state_file("s1").exists()
+    assert not line_file("s1").exists() and not live_state.state_file("s1").exists()
     log = (state_dir() / "logs" / "hook.log").read_text()
     assert log.count("could not be read") == 1
 
@@ -507,7 +508,7 @@ def test_a_session_start_before_the_transcript_exists_is_no_problem(tmp_path: Pa
                               "hook_event_name": "SessionStart", "source": "startup"}).encode())
     log = state_dir() / "logs" / "hook.log"
     assert not log.exists() or "could not be read" not in log.read_text()
-    assert not session_state.state_file("s1").exists()
+    assert not live_state.state_file("s1").exists()
 
 
 def split_everywhere(data: bytes, rng, max_line: int, views: bool) -> tuple[list, int, int]:

@@ -13,9 +13,9 @@ from conftest import append_in_pieces
 
 from xshare.agents.claude_code.costs import cost_totals
 from xshare.agents.claude_code.transcript import AUTOMATED, INTERACTIVE, SUBAGENT, ClaudeTranscript, describe
+from xshare.agents.claude_code.unrecorded import charge_unrecorded, complete_with_unrecorded
 from xshare.cli import main
 from xshare.live import hook, session_state
-from xshare.measure.family import charge_unrecorded, complete_with_unrecorded
 from xshare.measure.ledger import CATEGORIES
 
 NEW_TYPES = ("atis-latch", "api-request", "api-request-shape", "api-request-blob", "tools-used", "cost-state")

@@ -18,12 +18,12 @@ from xshare.arguments import (
     statusline_parser,
     unknown_words,
 )
-from xshare.commands import advice, plugin, report, session, sessions
+from xshare.commands import advice, html, plugin, report, session, sessions
 
 HANDLERS = {
     "report": report.cmd_report, "mark": report.cmd_mark, "collect": report.cmd_collect,
     "sessions": sessions.cmd_sessions, "advice": advice.cmd_advice, "session": session.cmd_session,
-    "classify": session.cmd_classify, "html": session.cmd_html,
+    "classify": session.cmd_classify, "html": html.cmd_html,
     "hook": plugin.cmd_hook, "statusline": plugin.cmd_statusline, "slash": plugin.cmd_slash,
 }
 

@@ -9,15 +9,18 @@ a session by id. How its rows are cached and spread over processes is its own bu
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from xshare.measure.row import SessionRow
 from xshare.measure.tokens import TokenizerChoice
 
-if TYPE_CHECKING:  # the classifier's tables are its readers' business, not every command's
+if TYPE_CHECKING:  # for the checker only: the hot paths never load these
+    from xshare.agents.common.packed import PackedRows
+    from xshare.measure.ledger import Ledger
     from xshare.measure.tool_tables import ToolTable
 
 Homes = dict[str, "list[str] | None"]  # by agent: the folders or databases named (None: the defaults; []: none)
@@ -38,31 +41,32 @@ class Looking:
 
 @dataclass
 class Found:
-    """One session found: its row, the ledger it was replayed into (when asked for detail), where it came
-    from and what could not be read."""
+    """One session found: its row, the ledger it was replayed into (when asked for detail; `Adapter.detail`
+    adds it), where it came from and what could not be read; the sessions it ran (subagents: their pages go
+    beside its page) and the one that ran it; the files its page is built from, where a page may be kept
+    while they are unchanged (its stamp; None: the page is written every time)."""
 
     agent: str
     row: SessionRow
     problems: Counter = field(default_factory=Counter)  # its own file's (its page lists them)
     path: Path | None = None
-    ledger: Any = None
-    transcript: Any = None  # Claude Code's TranscriptFile: its page is measured with its subagents' files
+    ledger: Ledger | None = None
+    children: list[Found] = field(default_factory=list)
+    parent: Found | None = None  # its path None when the parent's file is gone
+    sources: list[Path] | None = None
 
 
 @dataclass
 class Gathered:
-    """An agent's sessions measured: rows (a list, or Claude Code's packed rows), the problems met, the
-    tokenizer that counted them (an unusable vocabulary falls back), whether any record was found (None:
-    not said), where it looked, the calls each file holds that an earlier one bills, and the files that only
-    copy another's session, which have no row (Claude Code)."""
+    """An agent's sessions measured: rows (a list, or packed rows), the problems met, the tokenizer that
+    counted them (an unusable vocabulary falls back), whether any record was found (None: not said), where
+    it looked."""
 
-    rows: Any
+    rows: list[SessionRow] | PackedRows
     problems: Counter
     tokenizer: TokenizerChoice
     found: bool | None
     looked_in: list[str]
-    copied: dict = field(default_factory=dict)
-    copy_files: frozenset = frozenset()
 
 
 @dataclass
@@ -84,7 +88,6 @@ class Adapter(Protocol):
     agent: str  # the rows' agent ("claude-code", "hermes", "codex", ...)
     name: str  # shown in the report's header and messages ("Claude Code")
     flag: str  # the CLI option's dest (--codex-home -> codex_home)
-    kind: str  # "transcripts" (a session's file, its subagents' beside it), "files" (one session a file), "database"
     origin_label: str  # before the path a page says it was read from ("Hermes ")
     turn_markers: bool  # whether its records mark the person's turns (the page draws them)
     # its tools by category (agents/<name>/tools.py), for `classify --jsonl`; None: judged by measure/classify.py
@@ -102,12 +105,11 @@ class Adapter(Protocol):
     def unread(self, given: list[str] | None) -> list[str]:
         """What is there but not read (problems for stderr)."""
 
-    def holds_sessions(self, place: str) -> bool:
-        """Whether a folder or file named with its option holds its sessions (a typo must not read as "no
-        sessions": the user is told)."""
-
     def recognises(self, path: Path) -> bool:
         """A file of this agent's, by its content."""
+
+    def has_records(self, place: str) -> bool:
+        """Whether a folder or file the user named holds any of its records (else a warning: a typo?)."""
 
     def read(self, path: Path, choice: TokenizerChoice, problems: Counter,
              ledgers: dict | None = None) -> list[SessionRow]:
@@ -132,3 +134,32 @@ class Adapter(Protocol):
     def find_path(self, path: Path, looking: Looking, problems: Counter,
                   detail: bool = False) -> Found | Ambiguous | None:
         """The session a file of this agent's holds (a database holding several: Ambiguous)."""
+
+    def detail(self, found: Found, looking: Looking, problems: Counter) -> Found | None:
+        """The session found (by `listed`, `latest` or a child's) with its ledger; None if it cannot be read."""
+
+    def listed(self, looking: Looking, problems: Counter) -> Iterator[Found]:
+        """Every session as the index lists it, each once (a file that only copies another's session has none),
+        with its ledger where reading it gave one (else `detail` adds it); the problems met are said once, here."""
+
+    def latest(self, looking: Looking, problems: Counter) -> Found | None:
+        """Its most recently active session (its row's `last_activity` says when), for the bare `html`."""
+
+    def live(self, session_id: str, looking: Looking) -> SessionRow | None:
+        """The session's row as the agent's live state holds it (fresher than its records), if it keeps one."""
+
+    def holds(self, path: Path, given: list[str] | None) -> str | None:
+        """Why `path` lies among its records (no output file may be written there); None when it does not."""
+
+    def detailed_files(self, looking: Looking) -> list[Path]:
+        """Its files whose sessions are read in detail (habits, pages): not those that only copy another's."""
+
+    def read_detail(self, path: Path, looking: Looking, problems: Counter,
+                    wanted: set[str] | None = None) -> list[Found] | None:
+        """Each session of one of its files with its ledger (None: nothing to keep, as a file holding none of
+        the `wanted` ids, where it can tell that before reading)."""
+
+    def measure_in_parts(self, looking: Looking, part_bytes: int) -> None:
+        """Its rows cached (the background pass), at most about `part_bytes` of records read at a time where
+        it can."""
+

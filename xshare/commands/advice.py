@@ -37,7 +37,7 @@ def cmd_advice(args: argparse.Namespace) -> int:
     window, measured, rows = found
     # the same files the report pass just read, by the same reader: their problems were said already
     again = looking(args, measured.tokenizer, window.since, warn=False)
-    summaries = habit_summaries(again, {row["id"] for row in rows}, measured, Counter())
+    summaries = habit_summaries(again, {row["id"] for row in rows}, Counter())
     missing = len(rows) - len(summaries)
     if missing:
         say(f"{missing:,} session(s) in the window could not be read again in detail; advice leaves them out")

@@ -75,9 +75,8 @@ def looking(args: argparse.Namespace, choice: TokenizerChoice | None = None, sin
     the registry's adapters take (never the Namespace). `warn=False` for a command's second look at the
     same places: their warnings were said at the first."""
     from xshare.agents.protocol import Looking
-    from xshare.sessions.registry import REGISTRY
 
-    homes = {adapter.agent: getattr(args, adapter.flag, None) for adapter in REGISTRY}
+    homes = named_homes(args)
     if any(given is not None for given in homes.values()):  # a report on named folders is on those alone
         homes = {agent: [] if given is None else given for agent, given in homes.items()}
         if warn:
@@ -96,7 +95,7 @@ def _warn_named(homes: dict) -> None:
         for place in given:
             if not Path(place).expanduser().exists():
                 say(f"{flag} {place}: no such file or folder{_did_you_mean(Path(place).expanduser())}")
-            elif not adapter.holds_sessions(place):
+            elif not adapter.has_records(place):
                 say(f"{flag} {place}: no {adapter.name} sessions in it")
 
 
@@ -111,3 +110,9 @@ def _did_you_mean(missing: Path) -> str:
     close = difflib.get_close_matches(missing.name, names, n=1, cutoff=0.75)
     return f" (did you mean {missing.parent / close[0]}?)" if close else ""
 
+
+def named_homes(args: argparse.Namespace) -> dict[str, list[str] | None]:
+    """The folders and databases named for each agent (None: none named), as the flags give them."""
+    from xshare.sessions.registry import REGISTRY
+
+    return {adapter.agent: getattr(args, adapter.flag, None) for adapter in REGISTRY}

@@ -72,7 +72,7 @@ def cmd_slash(args: argparse.Namespace) -> int:
     import contextlib
     import io
 
-    from xshare.live.session_state import live_row
+    from xshare.agents.claude_code.live_state import live_row
     from xshare.state.paths import html_file
 
     report_args = args.report_args[1:] if args.report_args[:1] == ["--"] else args.report_args

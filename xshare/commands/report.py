@@ -9,7 +9,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from xshare.commands.common import looking, price_table, print_json, report_problems, say, window_from
+from xshare.commands.common import looking, named_homes, price_table, print_json, report_problems, say, window_from
 from xshare.text import output_width, printable, printable_lines
 
 
@@ -18,7 +18,7 @@ def _refuse_rows_file(args: argparse.Namespace) -> bool:
     from xshare.report.outputs import refusal
     from xshare.report.rows import not_rows
 
-    why = (refusal(Path(args.rows), args.claude_root) or not_rows(Path(args.rows))) if args.rows else None
+    why = (refusal(Path(args.rows), named_homes(args)) or not_rows(Path(args.rows))) if args.rows else None
     if why:
         say(f"could not write the rows file {args.rows}: {why}")
     return why is not None
@@ -107,14 +107,14 @@ def _priced(rows, dollars):
 def use_demo(args: argparse.Namespace):
     """Point the flags at the demo corpus (the shipped corpus only, never this machine's sessions; removed
     when the command returns); its window, which holds all of it."""
-    from xshare.demo.corpus import temporary_demo_corpus
+    from xshare.demo.corpus import demo_homes, temporary_demo_corpus
     from xshare.report.render import Window
-    from xshare.sessions.registry import FLAGS
+    from xshare.sessions.registry import REGISTRY
 
     args.demo_folder, root = temporary_demo_corpus()  # kept on args: removed when the command is done with it
-    for flag in FLAGS:
-        setattr(args, flag, [])
-    args.claude_root = [str(root)]
+    homes = demo_homes(root)
+    for adapter in REGISTRY:
+        setattr(args, adapter.flag, homes.get(adapter.agent, []))
     args.no_cache = True
     return Window(None, datetime.now(timezone.utc), "the demo corpus that ships with xshare")
 
@@ -306,7 +306,6 @@ def _remembered_in_window(args: argparse.Namespace, measured, window):
 
 
 def cmd_collect(args: argparse.Namespace) -> int:
-    from xshare.report.render import group_key, summarize
     from xshare.report.rows import merge_into
 
     window = window_from(args)
@@ -326,15 +325,19 @@ def cmd_collect(args: argparse.Namespace) -> int:
     except OSError as error:
         say(f"could not write the rows file: {error.strerror or error}")
         return 1
-    interactive = summarize(row for row in merged if group_key(row) == "claude-code/interactive")
-    group = interactive.get("claude-code/interactive")
-    to_date = (
-        f"claude-code/interactive share to date {group['exploration_share_of_context']:.1%} "
-        f"({group['sessions']:,} sessions)"
-        if group and group["exploration_share_of_context"] is not None
-        else "no interactive share yet"
-    )
+    to_date = "; ".join(_shares_to_date(merged)) or "no interactive share yet"
     later = f", {deferred} still active (next run)" if deferred else ""
     line = f"{datetime.now(timezone.utc):%Y-%m-%d}: {added} sessions added, {replaced} replaced{later}; {to_date}"
     print(printable(line))
     return 0
+
+
+def _shares_to_date(rows: list) -> list[str]:
+    """Each agent's interactive share over every row collected so far, in the registry's order."""
+    from xshare.report.render import group_key, summarize
+    from xshare.sessions.registry import REGISTRY
+
+    interactive = summarize(row for row in rows if group_key(row).endswith("/interactive"))
+    groups = [(key, interactive.get(key)) for key in (f"{adapter.agent}/interactive" for adapter in REGISTRY)]
+    return [f"{key} share to date {group['exploration_share_of_context']:.1%} ({group['sessions']:,} sessions)"
+            for key, group in groups if group and group["exploration_share_of_context"] is not None]

@@ -1,4 +1,4 @@
-"""One session's figures (`xshare session`, `xshare html`) and how a tool call is sorted (`xshare classify`).
+"""One session's figures (`xshare session`; its page: commands/html.py) and how a tool call is sorted (`classify`).
 """
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from xshare.commands.common import looking, price_table, print_json, report_problems, say, tokenizer_choice
+from xshare.commands.common import looking, price_table, print_json, report_problems, say
 from xshare.text import output_width, printable, printable_lines, wrap
 
 
@@ -17,22 +17,23 @@ def cmd_session(args: argparse.Namespace) -> int:
     from collections import Counter
 
     from xshare.agents.protocol import Ambiguous
-    from xshare.live.session_state import live_row
-    from xshare.sessions.registry import find, names
+    from xshare.sessions.registry import REGISTRY, find, names
 
     try:  # a --prices file xshare cannot use is refused before anything is read, as the report does
         table = price_table(args)
     except ValueError as error:
         say(str(error))
         return 2
+    where = looking(args)
     as_path = Path(args.session).expanduser().is_file() or args.session.endswith(".jsonl")
-    row = None if as_path or args.claude_root else live_row(args.session, tokenizer_choice(args))
+    # an agent's live state (the hook's), fresher than its records, where it keeps one
+    row = None if as_path else next((row for adapter in REGISTRY if (row := adapter.live(args.session, where))), None)
     if row is None:
         problems: Counter = Counter()
-        found = find(args.session, looking(args), problems)
+        found = find(args.session, where, problems)
         report_problems(problems)
         if isinstance(found, Ambiguous):
-            from xshare.html.command import ambiguous_line  # shared with `xshare html`
+            from xshare.commands.html import ambiguous_line  # shared with `xshare html`
 
             say(ambiguous_line(found))
             return 2
@@ -117,24 +118,3 @@ def cmd_classify(args: argparse.Namespace) -> int:
         why = f"\t{printable(f'{verdict.reason} (stage {verdict.stage!r}, word {verdict.word!r})')}" if args.why else ""
         print(f"{verdict.category}\t{printable(command)}{why}")
     return 0
-
-
-def cmd_html(args: argparse.Namespace) -> int:
-    """One session's HTML summary (or --index: every session's), written to a file whose path is printed."""
-    from xshare.html.command import cli_html
-
-    try:  # a --prices file xshare cannot use is refused before anything is read, as the report does
-        options = html_options(args)
-    except ValueError as error:
-        say(str(error))
-        return 2
-    return cli_html(options, say)
-
-
-def html_options(args: argparse.Namespace):
-    """`xshare html`'s options as the html package takes them (the price table, PriceError for a bad
-    --prices file)."""
-    from xshare.html.command import HtmlOptions
-
-    return HtmlOptions(looking(args), args.session, args.output, args.index, args.open, getattr(args, "demo", False),
-                       args.estimate, args.vocab, price_table(args))

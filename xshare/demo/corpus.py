@@ -37,6 +37,17 @@ def write_demo_corpus(root: Path) -> Path:
     return projects
 
 
+def demo_homes(projects: Path) -> dict[str, list[str]]:
+    """The demo corpus as the commands name an agent's records (by agent): what they read for `--demo`."""
+    return {"claude-code": [str(projects)]}
+
+
+def showcase(projects: Path) -> Path:
+    """The session the bare `html --demo` shows: the largest, whose page has every section (the most recent
+    is a short one)."""
+    return max(projects.glob("*/*.jsonl"), key=lambda path: path.stat().st_size)
+
+
 def temporary_demo_corpus() -> tuple[tempfile.TemporaryDirectory, Path]:
     """The demo corpus in a temporary folder of its own, for `report --demo` and `html --demo`: the folder
     (removed when it is dropped) and the Claude Code projects folder inside it."""

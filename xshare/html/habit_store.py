@@ -1,8 +1,8 @@
 """Each session's habits summary (html/habits.py `session_habits`) for many sessions at once, for `xshare advice`
 and the HTML index. The report's rows do not keep per-call detail, so each session is read again in detail as
-its page reads it (Claude Code's transcripts by html/write.py `claude_data`; the others by their adapters'
-`read` with ledgers). Only the small summaries are kept, in a side cache under each file's path, size and
-modification time (and the method, the habits' rules and the tokenizer), so a later run reads only what changed.
+its page reads it (each agent's `detailed_files`, by its adapter's `read_detail`). Only the small summaries are
+kept, in a side cache under each file's path, size and modification time (and the method, the habits' rules and
+the tokenizer), so a later run reads only what changed.
 """
 
 from __future__ import annotations
@@ -11,38 +11,31 @@ from collections import Counter
 from pathlib import Path
 
 from xshare import METHOD_VERSION
-from xshare.agents.claude_code import transcript as claude
-from xshare.agents.common.measured import Measured
-from xshare.agents.protocol import Looking
-from xshare.html.analysis import from_ledger
+from xshare.agents.protocol import Adapter, Looking
 from xshare.html.habits import session_habits
-from xshare.html.write import claude_data
+from xshare.html.write import page_data
 from xshare.measure.ids import path_key
-from xshare.sessions.registry import REGISTRY
+from xshare.sessions import registry
 from xshare.state.store import atomic_write, dumps, read_json, state_dir
 
 HABITS_VERSION = 3  # bump when a habit's rule changes: the side cache is then read again
 
 
-def habit_summaries(where: Looking, wanted: set[str] | None, measured: Measured, problems: Counter) -> list[dict]:
+def habit_summaries(where: Looking, wanted: set[str] | None, problems: Counter) -> list[dict]:
     """Each wanted session's habits summary (None: every session), from the side cache where its file is
-    unchanged, else read in detail; of `measured`, the calls another file bills (left out, as pages leave
-    them out) and the transcripts that only copy another's session (no session, as in the report)."""
-    copied = measured.copied
+    unchanged, else read in detail, as the adapters' last measure left them (the calls another file bills left
+    out, as pages leave them out; a file that only copies another's session has none, as in the report)."""
     cache = _load(where.choice.name) if where.use_cache else {}
     fresh: dict[str, list] = {}
     found: list[dict] = []
-    for adapter in REGISTRY:
-        given = where.given(adapter.agent)
-        if given == []:
+    for adapter in registry.REGISTRY:
+        if where.given(adapter.agent) == []:
             continue
-        for path in adapter.discover(given):
-            if path_key(path) in measured.copy_files:
-                continue
+        for path in adapter.detailed_files(where):
             key = _key(path)
             kept = cache.get(key) if key else None
             if kept is None and key:
-                kept = _read(adapter, path, where, wanted, copied, problems)
+                kept = _read(adapter, path, where, wanted, problems)
             if kept is None:
                 continue  # gone, unreadable, or a transcript outside the window: not measured, not cached
             fresh[key] = kept
@@ -55,26 +48,15 @@ def habit_summaries(where: Looking, wanted: set[str] | None, measured: Measured,
     return found
 
 
-def _read(adapter, path: Path, where: Looking, wanted: set[str] | None, copied: dict,
+def _read(adapter: Adapter, path: Path, where: Looking, wanted: set[str] | None,
           problems: Counter) -> list[dict] | None:
     """One file's sessions' summaries, read in detail; None when there is nothing to keep."""
     try:
-        if adapter.kind == "transcripts":
-            file = claude.describe(path)
-            if wanted is not None and file.session_id not in wanted:
-                return None
-            data = claude_data(file, where.choice, copied=copied.get(path_key(path), frozenset()))
-            problems.update(data.problems)
-            return [session_habits(data)]
-        ledgers: dict = {}
-        read: Counter = Counter()
-        rows = adapter.read(path, where.choice, read, ledgers)
-        problems.update(read)
+        found = adapter.read_detail(path, where, problems, wanted)
     except OSError:  # it went away or became unreadable since the report pass read it
         problems["sessions that could not be read again for their habits"] += 1
         return None
-    return [session_habits(from_ledger(ledgers[row["id"]], row, turn_markers=adapter.turn_markers))
-            for row in rows if row["id"] in ledgers]
+    return None if found is None else [session_habits(page_data(session, adapter)) for session in found]
 
 
 def _key(path: Path) -> str | None:

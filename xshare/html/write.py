@@ -1,5 +1,6 @@
-"""Claude Code's HTML summaries: measure a session in detail and write its self-contained page (and its
-subagents' beside it), or the index of every session; where pages go and how they are named.
+"""Sessions' HTML summaries, whichever agent's: a session found with its ledger written as its page (and
+its subagents' pages beside it, where its agent gives them), or the index of every agent's sessions (one loop
+over the registry); where pages go and how they are named.
 
 The figures come from the same reader and the same tokenizer choice as `xshare session <id> --json`, so
 the page and the row agree to the token. What the page shows is worked out in html/analysis.py and drawn
@@ -13,28 +14,18 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 
 from xshare import METHOD_VERSION
-from xshare.agents.claude_code import transcript as claude
-from xshare.agents.claude_code.many import measure_claude, measure_session
-from xshare.agents.claude_code.transcript import TranscriptFile
 from xshare.agents.common import counting as session_counter
-from xshare.agents.common.measured import Measured
-from xshare.html.analysis import (
-    Linked,
-    SessionData,
-    from_ledger,
-)
+from xshare.agents.protocol import Adapter, Found, Looking
+from xshare.html.analysis import Linked, SessionData, from_ledger
 from xshare.html.chart import chart_html
 from xshare.html.index_page import render_index
 from xshare.html.session_page import render_session
-from xshare.measure import tokens as tokenizers
-from xshare.measure.ids import path_key
 from xshare.measure.prices import PriceTable
-from xshare.measure.timestamps import stamp
 from xshare.report.periods import read_marks
+from xshare.sessions import registry
 from xshare.state.paths import home as user_home
 from xshare.state.paths import html_file
 from xshare.state.store import atomic_write
@@ -42,11 +33,8 @@ from xshare.state.store import atomic_write
 PAGE_VERSION = 2  # bump when the page's content changes, so --index regenerates every page
 
 
-# --- measuring a Claude Code transcript --------------------------------------------------------------
-
-
 def shown_path(path: Path) -> str:
-    """A transcript's path as the page shows it: under the home folder as ~/..., which is shorter and
+    """A record's path as the page shows it: under the home folder as ~/..., which is shorter and
     does not print the user name into a page that may be shared."""
     home = user_home()
     try:
@@ -55,16 +43,14 @@ def shown_path(path: Path) -> str:
         return str(path)
 
 
-def claude_data(
-    file: TranscriptFile, choice: tokenizers.TokenizerChoice, origin: Callable[[Path], str] = shown_path,
-    copied: frozenset[int] | None = None,
-) -> SessionData:
-    """A Claude Code transcript's page input; `origin` says how to show where it was read from. Its row is
-    `xshare session --json`'s, calls billed but never written (compactions) included."""
-    transcript, row, problems = measure_session(file, choice, detail=True, copied=copied)
+def page_data(found: Found, adapter: Adapter, origin: Callable[[Path], str] = shown_path) -> SessionData:
+    """A session found with its ledger as its page shows it; `origin` says how to show where it was read
+    from. Its row is `xshare session --json`'s."""
     current = session_counter.current()
     note = current.choice.note if current else ""
-    return from_ledger(transcript.ledger, row, origin=origin(file.path), tokenizer_note=note, problems=problems)
+    shown = f"{adapter.origin_label}{origin(found.path)}" if found.path is not None else adapter.origin_label
+    return from_ledger(found.ledger, found.row, origin=shown, tokenizer_note=note, problems=dict(found.problems),
+                       turn_markers=adapter.turn_markers)
 
 
 # --- files and names -----------------------------------------------------------------------------
@@ -98,14 +84,14 @@ def unique_page(folder: Path, session_id: str, taken: set[str]) -> Path:
     return folder / name
 
 
-def _stamp(files: list[TranscriptFile], tokenizer: str, prices: PriceTable | None = None) -> str:
-    """Changes whenever the page would: a transcript (or a subagent's) grew, the method changed, or the
-    prices did (another table, a --prices file, dollars turned off)."""
+def _stamp(files: list[Path], tokenizer: str, prices: PriceTable | None = None) -> str:
+    """Changes whenever the page would: a file it is built from (a subagent's too) grew, the method changed,
+    or the prices did (another table, a --prices file, dollars turned off)."""
     priced = json.dumps([prices.date, prices.file_date, prices.models], sort_keys=True) if prices else "off"
     parts = [f"{METHOD_VERSION}.{PAGE_VERSION}.{tokenizer}.{hashlib.sha1(priced.encode()).hexdigest()}"]
     for file in files:
         try:
-            stat = file.path.stat()
+            stat = file.stat()
             parts.append(f"{stat.st_size}.{stat.st_mtime_ns}")
         except OSError:
             parts.append("gone")
@@ -125,164 +111,95 @@ def _page_stamp(path: Path) -> str | None:
     return found.group(1).decode() if found else None
 
 
-def transcript_roots(given: list[str] | None) -> list[Path]:
-    """The Claude Code folders to look in: those given, else the default ones."""
-    return [claude.resolve_root(root) for root in given] if given else claude.default_roots()
-
-
-_TIMESTAMP = re.compile(rb'"timestamp"\s*:\s*"([0-9][0-9T:.+\-Z]{9,34})"')
-
-
-def last_activity(path: Path, tail: int = 256 << 10) -> str | None:
-    """The latest timestamp in a transcript's last lines: cheap, with no measuring."""
-    try:
-        with open(path, "rb") as handle:
-            size = handle.seek(0, 2)
-            handle.seek(max(0, size - tail))
-            data = handle.read(tail)  # no further: a file that never ends (a link to /proc/self/pagemap)
-    except OSError:
-        return None
-    # compared in the stored form: offsets converted, junk and 9999 left out (they would always sort first)
-    stamps = [found for match in _TIMESTAMP.findall(data) if (found := stamp(match.decode()))]
-    return max(stamps) if stamps else None
-
-
-def most_recent(claude_roots: list[str] | None = None) -> list[TranscriptFile]:
-    """Sessions by latest activity, newest first (a subagent's activity counts for its parent)."""
-    files = claude.discover(transcript_roots(claude_roots))
-    by_id = {file.session_id: file for file in files if file.source == claude.INTERACTIVE}
-    latest: dict[str, tuple[str, TranscriptFile]] = {}
-    for file in files:
-        owner = by_id.get(file.parent_id or "", file)
-        when = last_activity(file.path) or ""
-        if owner.session_id not in latest or when > latest[owner.session_id][0]:
-            latest[owner.session_id] = (when, owner)
-    return [owner for _, owner in sorted(latest.values(), key=lambda item: item[0], reverse=True)]
-
-
-def subagent_files(file: TranscriptFile, files: list[TranscriptFile]) -> list[TranscriptFile]:
-    return [other for other in files if other.parent_id and other.parent_id == file.session_id]
-
-
 # --- writing pages -------------------------------------------------------------------------------
 
 
-def write_session_page(
-    file: TranscriptFile,
-    choice: tokenizers.TokenizerChoice,
-    out: Path | None = None,
-    claude_roots: list[str] | None = None,
-    *,
-    all_files: list[TranscriptFile] | None = None,
-    sub_rows: dict[str, dict] | None = None,
-    origin: Callable[[Path], str] = shown_path,
-    problems: Counter | None = None,
-    subs: list[TranscriptFile] | None = None,
-    copied: frozenset[int] | None = None,
-    prices: PriceTable | None = None,
-) -> Path:
-    """Measure one transcript in detail and write its page, and its subagents' pages beside it; what
-    went wrong reading them is added to `problems`.
+def write_page(found: Found, adapter: Adapter, looking: Looking, out: Path | None = None, *,
+               origin: Callable[[Path], str] = shown_path, problems: Counter | None = None,
+               prices: PriceTable | None = None, index_rows: dict[str, dict] | None = None) -> Path:
+    """Write the page of a session found with its ledger, and its children's pages beside it (each read in
+    detail by its adapter, what went wrong added to `problems`).
 
     The page goes to `out`, else to the state directory's html/ folder; links between pages are
-    relative, so a folder of pages can be moved as a whole. `sub_rows` (the index's rows by id) means
-    the caller writes every page itself: subagents are listed from those rows, not measured again.
+    relative, so a folder of pages can be moved as a whole. `index_rows` (the index's rows by id) means
+    the caller writes every page itself: the children are linked to their rows there, not read again.
     `prices`: the pages' dollars at list price (None: dollars turned off)."""
-    render = partial(render_session, prices=prices)
-    target = out or page_path(file.session_id)
+    problems = Counter() if problems is None else problems
+    target = out or page_path(found.row["id"])
     folder = target.parent
-    if all_files is None:
-        all_files = claude.discover(transcript_roots(claude_roots))
-    if subs is None:
-        subs = subagent_files(file, all_files)
-    data = claude_data(file, choice, origin, copied)
-    found = Counter(data.problems)
-    index_exists = sub_rows is not None or (folder / "index.html").exists()
-    data.index_href = "index.html" if index_exists else None
-    for sub in subs:
-        sub_page = folder / page_name(sub.session_id)
-        if sub_rows is not None:
-            if sub.session_id in sub_rows:
-                data.subagents.append(Linked(sub_rows[sub.session_id], sub_page.name))
+    data = page_data(found, adapter, origin)
+    data.index_href = "index.html" if index_rows is not None or (folder / "index.html").exists() else None
+    for child in found.children:
+        child_page = folder / page_name(child.row["id"])
+        if index_rows is not None:
+            if child.row["id"] in index_rows:
+                data.subagents.append(Linked(index_rows[child.row["id"]], child_page.name))
             continue
-        sub_data = claude_data(sub, choice, origin)
-        found.update(sub_data.problems)
-        sub_data.parent = Linked(data.row, target.name)
-        sub_data.index_href = data.index_href
-        _write_page(sub_page, sub_data, [sub], render, prices)
-        data.subagents.append(Linked(sub_data.row, sub_page.name))
-    if file.parent_id:
-        parent = next((f for f in all_files if f.session_id == file.parent_id), None)
-        parent_page = folder / page_name(file.parent_id)
-        row = {"id": file.parent_id, "agent": claude.AGENT, "source": parent.source if parent else "interactive"}
-        linked = parent is not None and (sub_rows is not None or parent_page.exists())
-        data.parent = Linked(row, parent_page.name if linked else None)
-    _write_page(target, data, [file, *subs], render, prices)
-    if problems is not None:
-        problems.update(found)
+        detailed = adapter.detail(child, looking, problems)
+        if detailed is None:
+            continue
+        child_data = page_data(detailed, adapter, origin)
+        child_data.parent = Linked(data.row, target.name)
+        child_data.index_href = data.index_href
+        _write_page(child_page, child_data, detailed.sources, prices)
+        data.subagents.append(Linked(child_data.row, child_page.name))
+    if found.parent is not None:
+        parent_page = folder / page_name(found.parent.row["id"])
+        linked = found.parent.path is not None and (index_rows is not None or parent_page.exists())
+        data.parent = Linked(found.parent.row, parent_page.name if linked else None)
+    _write_page(target, data, found.sources, prices)
     return target
 
 
-def _write_page(path: Path, data: SessionData, files: list[TranscriptFile], render,
-                prices: PriceTable | None) -> None:
-    stamp = _stamp(files, data.row.get("tokenizer", ""), prices)
-    atomic_write(path, render(data, stamp=stamp).encode("utf-8"))
+def _write_page(path: Path, data: SessionData, sources: list[Path] | None, prices: PriceTable | None) -> None:
+    """A page built from files that may be kept while they are unchanged carries their stamp."""
+    stamp = _stamp(sources, data.row.get("tokenizer", ""), prices) if sources is not None else ""
+    atomic_write(path, render_session(data, stamp=stamp, prices=prices).encode("utf-8"))
 
 
-def write_index(
-    choice: tokenizers.TokenizerChoice,
-    out: Path | None = None,
-    claude_roots: list[str] | None = None,
-    use_cache: bool = True,
-    origin: Callable[[Path], str] = shown_path,
-    problems: Counter | None = None,
-    others: Callable[[Path, set[str]], list[Linked]] | None = None,
-    habits: Callable[[Measured], list[dict]] | None = None,
-    prices: PriceTable | None = None,
-) -> tuple[Path | None, int]:
-    """The index of every Claude Code session (and with `others`, the entries of the other agents' sessions,
-    their pages written into the index's folder under names not `taken`) (one that made no API call too:
-    its share is unknown), each linked to its page; pages that are missing or older than their transcript
-    are (re)written first; a transcript that only copies another's session has none. Returns the index
-    path (None, and nothing written, when there is no session to list) and how many pages were written;
-    what went wrong is added to `problems` (once per transcript: the pages re-read what the index measured).
-    `habits`, given what the index measured (the calls other files bill, the files that copy a session),
-    returns the sessions' habits summaries (html/habit_store.py) for the habits table. `prices`: every page's
-    dollars at list price (None: dollars turned off)."""
+def write_index(looking: Looking, out: Path | None = None, origin: Callable[[Path], str] = shown_path,
+                problems: Counter | None = None, habits: Callable[[], list[dict]] | None = None,
+                prices: PriceTable | None = None) -> tuple[Path | None, int]:
+    """The index of every agent's sessions (one that made no API call too: its share is unknown), each
+    linked to its page; pages that are missing or older than their records are (re)written first. Returns
+    the index path (None, and nothing written, when there is no session to list) and how many pages were
+    written; what went wrong is added to `problems` (once: the pages re-read what the listing measured).
+    `habits` returns the sessions' habits summaries (html/habit_store.py) for the habits table. `prices`:
+    every page's dollars at list price (None: dollars turned off)."""
+    problems = Counter() if problems is None else problems
     target = out or html_dir() / "index.html"
     folder = target.parent
-    files = claude.discover(transcript_roots(claude_roots))
-    measured = measure_claude(files, choice, use_cache=use_cache)
-    if problems is not None:
-        problems.update(measured.problems)
-    rows = {row["id"]: row for row in measured.rows}
-    children: dict[str, list[TranscriptFile]] = {}  # by parent id: one pass, not one per session
-    for other in files:
-        if other.parent_id:
-            children.setdefault(other.parent_id, []).append(other)
     written = 0
-    entries = []
+    entries: list[Linked] = []
     taken: set[str] = set()  # the pages' names so far
-    for file in files:
-        row = rows.get(file.session_id)
-        if row is None or path_key(file.path) in measured.copy_files:
-            continue  # it vanished or could not be read (counted as a problem), or it copies another file's session
-        page = unique_page(folder, file.session_id, taken)
-        subs = children.get(file.session_id, [])
-        if _page_stamp(page) != _stamp([file, *subs], measured.tokenizer.name, prices):
-            write_session_page(file, choice, page, all_files=files, sub_rows=rows, origin=origin, subs=subs,
-                               copied=measured.copied.get(path_key(file.path), frozenset()), prices=prices)
-            written += 1
-        entries.append(Linked(row, page.name))
-    if others is not None:
-        more = others(folder, taken)
-        written += len(more)
-        entries += more
+    for adapter in registry.REGISTRY:
+        if looking.given(adapter.agent) == []:
+            continue
+        to_read: list[tuple[Found, Path]] = []  # paged once the listing is done: their children's rows are known
+        for found in adapter.listed(looking, problems):
+            page = unique_page(folder, found.row["id"], taken)
+            entries.append(Linked(found.row, page.name))
+            if found.ledger is not None:
+                write_page(found, adapter, looking, page, origin=origin, prices=prices, index_rows={})
+                written += 1
+            else:
+                to_read.append((found, page))
+        rows = {found.row["id"]: found.row for found, _ in to_read}
+        for found, page in to_read:
+            if found.sources is not None and _page_stamp(page) == _stamp(found.sources, found.row.get("tokenizer", ""),
+                                                                           prices):
+                continue  # current: kept
+            detailed = adapter.detail(found, looking, Counter())  # its problems were said by the listing
+            if detailed is not None:
+                write_page(detailed, adapter, looking, page, origin=origin, prices=prices, index_rows=rows)
+                written += 1
     if not entries:
         return None, written
     entries.sort(key=lambda entry: entry.row.get("last_activity") or "", reverse=True)
-    summaries = habits(measured) if habits is not None else None
-    page = render_index(entries, measured.tokenizer, _chart(entries, prices), summaries, prices)
+    summaries = habits() if habits is not None else None
+    current = session_counter.current()
+    tokenizer = current.choice if current else looking.choice
+    page = render_index(entries, tokenizer, _chart(entries, prices), summaries, prices)
     atomic_write(target, page.encode("utf-8"))
     return target, written
 

@@ -13,8 +13,9 @@ import os
 import sys
 from pathlib import Path
 
+from xshare.agents.claude_code.live_state import live_row
 from xshare.live.log import log_exception
-from xshare.live.session_state import is_current, live_row, update
+from xshare.live.session_state import is_current, update
 from xshare.state.private import writable
 
 # the hook's own imports stay light, as an idle call must be cheap: what only some calls need is imported

@@ -4,7 +4,8 @@ Every update takes the session's lock, resumes the reader from its saved state, 
 appended since (a half-written last line waits for the next call; a file that shrank or was replaced is
 read again from the start), and saves the state and a small summary atomically. It is the same reader
 and ledger the report runs, so the live row equals the retrospective one, token for token. The hook
-(live/hook.py) and its warm worker (live/worker.py) both run `update`; `live_row` reads a state back.
+(live/hook.py) and its warm worker (live/worker.py) both run `update`; agents/claude_code/live_state.py
+reads a state back.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import time
 from pathlib import Path
 
 from xshare import METHOD_VERSION
+from xshare.agents.claude_code.live_state import state_file, with_family
 from xshare.live.log import log
 from xshare.state.paths import file_name, html_file, line_file, live_dir
 from xshare.state.private import read_regular
@@ -25,10 +27,6 @@ if TYPE_CHECKING:  # a hot path: the types only for the type checker, never load
 
 # the reader, the tokenizer and orjson are imported only once there is work to do: the idle call
 # (nothing appended since the last one) is the common case and must stay cheap
-
-
-def state_file(session_id: str) -> Path:
-    return live_dir() / f"{file_name(session_id)}.state.json"
 
 
 class _LazyCount:
@@ -99,7 +97,7 @@ def update(path: Path, choice=None) -> dict | None:
             atomic_write(state_file(file.session_id), dumps(
                 {"method": METHOD_VERSION, "tokenizer": choice.name, "reader": transcript.to_state()}))
             row = transcript.row()
-            shown = _with_family(row, file, choice, update)
+            shown = with_family(row, file, choice, update)
             atomic_write(line_file(file.session_id), dumps(summary(shown, transcript.offset, path,
                                                                    transcript.mtime_ns, transcript.ledger.watch)))
         except OSError as error:  # a dangling symlink or a folder where a state file goes, a full disk
@@ -107,22 +105,6 @@ def update(path: Path, choice=None) -> dict | None:
                 "it is left as it was")
             return None
         return shown
-
-
-def _with_family(row: dict, file, choice, member_row) -> dict:
-    """A session's row with the calls Claude Code billed but wrote into none of its files, from the
-    rows of its subagent files (`member_row(path, choice)`, or their live state when that is None)."""
-    if not row.get("cost_state"):
-        return row
-    from xshare.agents.claude_code.transcript import family_files
-    from xshare.measure.family import complete_with_unrecorded
-
-    family = []
-    for member in family_files(file):
-        member_now = member_row(member.path, choice) or live_row(member.session_id, choice)
-        if member_now is not None:
-            family.append(member_now)
-    return complete_with_unrecorded(row, family)
 
 
 def summary(row: SessionRow, offset: int, path: Path, mtime_ns: int | None = None, watch=None) -> LiveSummary:
@@ -169,26 +151,3 @@ def _economics(row: dict, watch) -> dict:
         "rebuild_now": bool(rebuild and last and rebuild["call"] == last["at"]),
         "nudge": watch.nudge(),
     }
-
-
-def live_row(session_id: str, choice=None) -> dict | None:
-    """A session's row from its live state, if the hook keeps one under the current tokenizer (with
-    the calls its subagent files' live states and Claude Code's usage totals show it did not record)."""
-    from xshare.agents.claude_code.transcript import ClaudeTranscript, describe
-    from xshare.measure import tokens
-    from xshare.state.store import read_json
-
-    choice = choice or tokens.choose()
-    saved = read_json(state_file(session_id))
-    if not isinstance(saved, dict) or saved.get("method") != METHOD_VERSION or saved.get("tokenizer") != choice.name:
-        return None
-    summary_now = read_json(line_file(session_id))
-    saved_path = summary_now.get("transcript") if isinstance(summary_now, dict) else None
-    path = Path(saved_path) if isinstance(saved_path, str) else Path(f"{session_id}.jsonl")  # a summary of other shape
-    file = describe(path)
-    try:
-        # no bytes are read here, so no counter is needed
-        row = ClaudeTranscript.from_state(saved["reader"], file, None, choice.name).row()
-    except (KeyError, TypeError, ValueError):
-        return None
-    return _with_family(row, file, choice, lambda path, choice: None)

@@ -2,8 +2,9 @@
 
 `store.atomic_write` already refuses to replace anything but a regular file and writes through a
 symlink to the file it names; here are the checks that need to know what the user's other files are:
-a folder that does not exist (xshare creates none for a path it was given), a Claude Code transcript
-(a `.jsonl` under a projects folder, or one whose first line is a transcript row) and a database.
+a folder that does not exist (xshare creates none for a path it was given), a place among an agent's
+records (its adapter's `holds`: a `.jsonl` under Claude Code's projects folder), a file whose first line is a
+Claude Code transcript row, and a database.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import os
 import stat
 from pathlib import Path
 
-from xshare.agents.claude_code import transcript as claude
+from xshare.agents.protocol import Homes
+from xshare.sessions import registry
 from xshare.state.store import loads
 
 FIRST_LINE = 64 << 10  # enough for any first row worth recognising; a longer line is not ours to guess at
@@ -21,8 +23,9 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 TRANSCRIPT_KEYS = frozenset({"sessionId", "uuid", "parentUuid", "leafUuid", "messageId", "requestId"})
 
 
-def refusal(path: Path, claude_roots: list[str] | None = None) -> str | None:
-    """Why xshare must not write to `path`, or None when it may (the file is absent or replaceable)."""
+def refusal(path: Path, homes: Homes | None = None) -> str | None:
+    """Why xshare must not write to `path`, or None when it may (the file is absent or replaceable); `homes`:
+    the places named for each agent (its default ones are always refused)."""
     real = Path(os.path.realpath(path))
     if not real.parent.is_dir():
         return f"its folder {real.parent} does not exist"
@@ -33,21 +36,15 @@ def refusal(path: Path, claude_roots: list[str] | None = None) -> str | None:
     except OSError as error:
         return f"it cannot be examined ({error.strerror or error})"
     if found is None:
-        return "it is a symlink to no regular file" if os.path.islink(path) else _transcript_place(real, claude_roots)
+        return "it is a symlink to no regular file" if os.path.islink(path) else _records_place(real, homes or {})
     if not stat.S_ISREG(found.st_mode):
         return "it is not a regular file (a folder, device, FIFO or socket)"
-    return _transcript_place(real, claude_roots) or _contents(real)
+    return _records_place(real, homes or {}) or _contents(real)
 
 
-def _transcript_place(real: Path, claude_roots: list[str] | None) -> str | None:
-    """A `.jsonl` inside a projects folder would be read as a transcript, if it is not one already."""
-    if real.suffix != ".jsonl":
-        return None
-    roots = claude.default_roots() + [claude.resolve_root(root) for root in claude_roots or []]
-    for root in roots:
-        if real.is_relative_to(os.path.realpath(root)):
-            return f"it is inside Claude Code's projects folder {root}, where transcripts live"
-    return None
+def _records_place(real: Path, homes: Homes) -> str | None:
+    """A file written among an agent's records would be read as one of them (or spoil one)."""
+    return next((why for adapter in registry.REGISTRY if (why := adapter.holds(real, homes.get(adapter.agent)))), None)
 
 
 def _contents(real: Path) -> str | None:

@@ -8,14 +8,14 @@ from dataclasses import replace
 from xshare.agents.common.measured import Measured
 from xshare.agents.common.packed import PackedRows
 from xshare.agents.protocol import Looking
-from xshare.sessions.registry import REGISTRY
+from xshare.sessions import registry
 
 
 def measure(looking: Looking) -> Measured:
     """Every agent's sessions (or those under the folders and databases named; an agent given none is
     not looked for), each agent counted with the tokenizer the one before it ended with."""
     result = Measured(tokenizer=looking.choice)
-    for adapter in REGISTRY:
+    for adapter in registry.REGISTRY:
         gathered = adapter.measure(replace(looking, choice=result.tokenizer))
         if gathered is None:
             continue
@@ -25,8 +25,6 @@ def measure(looking: Looking) -> Measured:
             result.rows += gathered.rows
         result.problems.update(gathered.problems)
         result.tokenizer = gathered.tokenizer
-        result.copied.update(gathered.copied)
-        result.copy_files |= gathered.copy_files
         result.looked_in += gathered.looked_in
         if gathered.found is not None:
             result.sources[adapter.name] = "read" if gathered.found else "not found"

@@ -2,9 +2,9 @@
 report's caches before anyone asks, so the first report after install reads them warm.
 
 It is the report's own measuring (sessions/measure.py) with the default places and tokenizer, run with one
-worker. Claude Code's transcripts, the bulk of a history, go a few project folders at a time: the rows cache
-and the count store are written after each part, so a pass that is killed resumes where it stopped (a part
-holds whole project folders, because a copied call is settled within its project: agents/claude_code/copies.py).
+worker. Each adapter measures in parts where it can (`measure_in_parts`: Claude Code's transcripts, the bulk
+of a history, a few project folders at a time), its caches and the count store written after each part, so a
+pass that is killed resumes where it stopped.
 
 One pass at a time per machine (a lock in the state folder; a second one returns at once), and none while
 nothing changed: the stamp holds the setup it measured with and a fingerprint (every file's size and
@@ -25,7 +25,7 @@ from xshare.state.store import atomic_write, dumps, locked, read_json
 
 # the hook imports this module at SessionStart: what the pass alone needs is imported inside it
 
-PART_BYTES = 64 << 20  # Claude Code's transcripts measured (and their caches written) this much at a time
+PART_BYTES = 64 << 20  # records measured (and their caches written) this much at a time, where an agent can
 
 
 def stamp_file() -> Path:
@@ -96,38 +96,10 @@ def write_stamp(found: str) -> None:
 def _measure(homes: dict, choice, part_bytes: int) -> None:
     from xshare.agents.common import counting as counter
     from xshare.agents.protocol import Looking
-    from xshare.sessions.measure import measure
+    from xshare.sessions.registry import REGISTRY
 
     counter.limit_workers(1)  # one low-priority process: never competing with a session's own hooks
-    if homes.get("claude-code") != []:
-        _claude_in_parts(homes.get("claude-code"), choice, part_bytes)
-    measure(Looking(homes, choice, None, True))  # the other agents; Claude Code's now read from its cache
-
-
-def _claude_in_parts(given: list[str] | None, choice, part_bytes: int) -> None:
-    """Claude Code's transcripts a few whole project folders at a time, each part's rows cached at once."""
-    from xshare.agents.claude_code import copies
-    from xshare.agents.claude_code import transcript as claude
-    from xshare.agents.claude_code.adapter import ClaudeCode
-    from xshare.agents.claude_code.many import measure_claude
-
-    projects: dict[Path | None, list] = {}
-    for file in claude.discover(ClaudeCode().roots(given)):
-        projects.setdefault(copies.project_folder(file.path), []).append(file)
-    part: list = []
-    size = 0
-    for files in projects.values():
-        part += files
-        size += sum(_size(file.path) for file in files)
-        if size >= part_bytes:
-            measure_claude(part, choice, workers=1)
-            part, size = [], 0
-    if part:
-        measure_claude(part, choice, workers=1)
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
+    looking = Looking(homes, choice, None, True)
+    for adapter in REGISTRY:
+        if looking.given(adapter.agent) != []:
+            adapter.measure_in_parts(looking, part_bytes)

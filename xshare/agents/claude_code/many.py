@@ -19,12 +19,12 @@ from xshare.agents.claude_code import rows_cache
 from xshare.agents.claude_code import transcript as claude
 from xshare.agents.claude_code.copies import CallTimes
 from xshare.agents.claude_code.transcript import ClaudeTranscript, TranscriptFile
+from xshare.agents.claude_code.unrecorded import complete_packed, complete_with_unrecorded
 from xshare.agents.common import counting as counter
 from xshare.agents.common.measured import Measured
 from xshare.agents.common.packed import PackedRows
 from xshare.agents.common.progress import Progress
 from xshare.measure import tokens as tokenizers
-from xshare.measure.family import complete_packed, complete_with_unrecorded
 from xshare.measure.ids import key_path, normal_id, path_key
 from xshare.state.store import dumps, loads
 

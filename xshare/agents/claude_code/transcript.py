@@ -6,7 +6,7 @@ only what was appended); a line is taken once it is complete, so any split gives
 Row types Claude Code 2.1.3xx added, none of which adds context by itself:
 - `cost-state`: Claude Code's own cumulative usage totals for the session, per model (`modelUsage`), written
   at the end of each turn and carried on across --continue/--resume. They include the subagents' calls and
-  the compaction calls, which no transcript records; the last one is kept (see xshare.measure.family). A fork
+  the compaction calls, which no transcript records; the last one is kept (see unrecorded.py). A fork
   (--fork-session: assistant rows copied with `requestSessionId` naming the parent) starts from its
   parent's totals, so a fork's are not used.
 - `api-request`: one per recorded request (`id` = the assistant rows' `requestRef`, `querySource`,
@@ -426,7 +426,7 @@ class ClaudeTranscript(IncrementalLines):
         return AUTOMATED if automated and self.file.source == INTERACTIVE else self.file.source
 
     def row(self) -> dict:
-        """The file's own row; xshare.measure.family adds the calls Claude Code billed but did not write.
+        """The file's own row; xshare.agents.claude_code.unrecorded adds the calls Claude Code billed but did not write.
         It closes the open call (the file has ended for now): save `to_state()` before, not after."""
         self._close_call()
         row = session_row(

@@ -11,6 +11,7 @@ from types import ModuleType
 
 from xshare.agents.common import counting as counter
 from xshare.agents.common import file_rows
+from xshare.agents.common.whole_files import WholeFiles
 from xshare.agents.protocol import Ambiguous, Found, Gathered, Looking
 from xshare.measure.ids import normal_id
 from xshare.measure.tokens import TokenizerChoice
@@ -43,7 +44,7 @@ def read_one(adapter: FileAgent, path: Path, looking: Looking, problems: Counter
 
 
 
-class FileAgent:
+class FileAgent(WholeFiles):
     """Codex CLI, Gemini CLI, OpenCode and OpenClaw: one shape, their reader modules (agents/<name>/reader.py)."""
 
     origin_label, turn_markers = "", False
@@ -54,7 +55,6 @@ class FileAgent:
         self.tools = tools
         self._project_names = project_names  # agents/<name>/projects.py, where its records say the project
         self.agent, self.name, self.flag = reader.AGENT, reader.NAME, reader.FLAG
-        self.kind = reader.KIND
         self._recognises = recognises
 
     def homes(self, given: list[str] | None) -> list[Path]:
@@ -71,9 +71,6 @@ class FileAgent:
 
     def unread(self, given: list[str] | None) -> list[str]:
         return getattr(self.reader, "unread", lambda _: [])(self.homes(given))
-
-    def holds_sessions(self, place: str) -> bool:
-        return bool(self.discover([place]))
 
     def recognises(self, path: Path) -> bool:
         return self._recognises(path)

@@ -21,6 +21,7 @@ from typing import TypeVar
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 400  # Hermes's writes take milliseconds; a lock held longer is reported, not waited out
 READ_TRIES = 3
+LOCKED = "is locked by another program"  # a locked database's problem words, which `xshare html` looks for
 Found = TypeVar("Found")
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from xshare.agents.common import counting as counter
 from xshare.agents.common.file_agent import only_one, read_one
+from xshare.agents.common.whole_files import WholeFiles
 from xshare.agents.hermes import state_db as hermes
 from xshare.agents.hermes.recognise import recognises
 from xshare.agents.hermes.rows_cache import measure_hermes
@@ -15,8 +16,8 @@ from xshare.agents.protocol import Ambiguous, Found, Gathered, Looking
 from xshare.measure.tokens import TokenizerChoice
 
 
-class Hermes:
-    agent, name, flag, kind = hermes.AGENT, "Hermes", "hermes_db", "database"
+class Hermes(WholeFiles):
+    agent, name, flag = hermes.AGENT, "Hermes", "hermes_db"
     origin_label, turn_markers = "Hermes ", False  # its records mark no turn (its ledger spreads the bill)
     tools = None  # its tool names are measure/classify.py's
 
@@ -36,9 +37,6 @@ class Hermes:
 
     def unread(self, given: list[str] | None) -> list[str]:
         return []
-
-    def holds_sessions(self, place: str) -> bool:
-        return bool(self.discover([place]))
 
     def recognises(self, path: Path) -> bool:
         return recognises(path)

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from xshare.agents.common import same_file
 from xshare.agents.common.replay import number, parse_json
-from xshare.agents.common.sqlite import Unreadable, is_locked, open_database, table_columns
+from xshare.agents.common.sqlite import LOCKED, Unreadable, is_locked, open_database, table_columns
 from xshare.agents.hermes.review import background_reviews
 from xshare.agents.hermes.text import is_summary, message_text, sent_text, tool_calls
 from xshare.agents.hermes.usage import add_unrecorded, read_auxiliary
@@ -54,7 +54,6 @@ INTERACTIVE = frozenset({"cli", "tui", "desktop", "local", "telegram"})
 AUTOMATED = frozenset({"cron", "oneshot", "a2a", "api_server"})
 SUBAGENT, BENCHMARK = "subagent", "tool"
 LOCK_RETRIES = 2  # with sqlite.BUSY_TIMEOUT_MS: about 2 s in all before a locked database is reported
-LOCKED = "is locked by another program"  # the problem's words, which `xshare html` looks for
 NO_CAP = sys.maxsize  # no call of a Hermes session is capped (the module docstring says why)
 NO_CALLS = "Hermes sessions billed for prompt tokens but with no assistant row (billed as overhead)"
 IMPOSSIBLE = "Hermes sessions with impossible token counts (counted without their bill, no cap applied)"

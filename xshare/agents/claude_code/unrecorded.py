@@ -20,6 +20,7 @@ One function serves the report, `xshare session` and the live hook, so all three
 
 from __future__ import annotations
 
+from xshare.agents.claude_code.transcript import AGENT
 from xshare.measure.ledger import BY_MODEL_FIELDS, CATEGORIES, OVERHEAD, USAGE_FIELDS, set_shares, usage_sums_agree
 from xshare.measure.prices import NO_MODEL, band_of
 from xshare.state.store import dumps, loads
@@ -147,24 +148,15 @@ def _split(total: int, weights: dict[str, int]) -> dict[str, int]:
     return parts
 
 
-def complete_rows(rows: list[dict]) -> list[dict]:
-    """Every Claude Code session row completed with its family (rows whose `parent` is its id)."""
-    children: dict[str, list[dict]] = {}
-    for row in rows:
-        if row.get("agent") == "claude-code" and row.get("parent"):
-            children.setdefault(row["parent"], []).append(row)
-    return [complete_with_unrecorded(row, children.get(row["id"], [])) if row.get("agent") == "claude-code" else row
-            for row in rows]
-
-
 def complete_packed(items: list[bytes]) -> list[bytes]:
-    """complete_rows() over rows kept as JSON bytes (xshare.agents.common.packed), in place: only a completed row is
-    decoded and packed again; of a subagent's row only what completing its parent reads is kept."""
+    """Every session row completed with its family (rows whose `parent` is its id), over rows kept as JSON bytes
+    (xshare.agents.common.packed), in place: only a completed row is decoded and packed again; of a subagent's row
+    only what completing its parent reads is kept."""
     children: dict[str, list[dict]] = {}
     owners = []
     for index, item in enumerate(items):
         row = loads(item)
-        if row.get("agent") != "claude-code":
+        if row.get("agent") != AGENT:
             continue
         if row.get("parent"):
             children.setdefault(row["parent"], []).append(
