@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from agent_fixtures import codex_session
-from test_cli import run  # tests/ is on sys.path
 
+from tests.commands.test_cli import run
 from xshare.html import habit_store
 from xshare.html.analysis import SessionData
 from xshare.html.habits import NO_CACHE, NO_PER_CALL, costliest_habit, pool, session_habits
@@ -20,7 +20,7 @@ from xshare.html.index_page import render_index
 from xshare.measure import tokens
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
-CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"
+CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
 
 
 def _call(read: int, write: int, minute: float, model: str = "m") -> dict:

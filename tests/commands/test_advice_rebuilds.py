@@ -10,9 +10,9 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 from agent_fixtures import codex_line, codex_token_count, codex_usage
-from conftest import CORPUS, needs_corpus
-from test_cli import run  # tests/ is on sys.path
 
+from tests.commands.test_cli import run
+from tests.conftest import CORPUS, needs_corpus
 from xshare.commands.advice import advice_text
 from xshare.html.analysis import SessionData, find_rebuilds
 from xshare.html.habits import NO_PROMPTS, pool, session_habits

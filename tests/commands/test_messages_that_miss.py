@@ -11,12 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_cli import run  # tests/ is on sys.path
 
+from tests.commands.test_cli import run
 from xshare.live import statusline
 from xshare.report.periods import read_marks
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _row(kind: str, uuid: str, **fields) -> str:

@@ -12,11 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
-from test_cli import run  # tests/ is on sys.path
 
+from tests.commands.test_cli import run
 from xshare.measure.prices import HIGHEST_RATE, LARGEST_PRICE_FILE
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def xshare(*argv: str, home: Path, timeout: float = 60) -> subprocess.CompletedProcess:

@@ -13,8 +13,8 @@ import zlib
 from pathlib import Path
 
 import pytest
-from test_html import hostile_transcript  # pytest puts tests/ on sys.path (rootdir import mode)
 
+from tests.html.test_pages import hostile_transcript
 from xshare.agents.claude_code.transcript import describe, discover
 from xshare.demo import write_demo_corpus
 from xshare.html import write as xhtml

@@ -11,8 +11,8 @@ import re
 from pathlib import Path
 
 import pytest
-from test_cli import run  # tests/ is on sys.path
 
+from tests.commands.test_cli import run
 from xshare.agents.claude_code.transcript import discover
 from xshare.demo import write_demo_corpus
 from xshare.html import write as xhtml

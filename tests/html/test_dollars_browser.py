@@ -9,8 +9,8 @@ import re
 from pathlib import Path
 
 import pytest
-from test_html_browser import CHROMIUM, chromium  # tests/ is on sys.path
 
+from tests.html.test_browser import CHROMIUM, chromium
 from xshare.agents.claude_code.transcript import discover
 from xshare.demo import write_demo_corpus
 from xshare.html import write as xhtml

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from agent_fixtures import codex_session
-from test_cli import run
 
+from tests.commands.test_cli import run
 from xshare.state.paths import LONGEST_NAME, file_name
 
 SAFE_NAME = re.compile(r"[A-Za-z0-9._~-]+")

@@ -1,5 +1,5 @@
 """The pages fit, measured in a real headless Chromium (issue 31, finding 5): at 1280 and 1600 pixels and on
-a 390-pixel phone (emulated over the DevTools pipe: tests/browser_layout.py), the page never scrolls
+a 390-pixel phone (emulated over the DevTools pipe: tests/support/browser_layout.py), the page never scrolls
 sideways, every table's right edge is within the window (a table wider than its box is cut there), every
 chart draws all its calls (the index's: all its weeks), and the index's rows have no tall blank gaps.
 Pages: the demo's index and richest session, and an invented 132-call session with long names. Skipped
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from agent_fixtures import gemini_messages
 from browser_layout import Browser
-from test_html_browser import CHROMIUM  # tests/ is on sys.path
 
+from tests.html.test_browser import CHROMIUM
 from xshare.agents.claude_code.transcript import discover
 from xshare.cli import main
 from xshare.demo import TranscriptWriter, write_demo_corpus

@@ -335,7 +335,7 @@ def test_index_lists_every_session_and_links_its_page(demo_root: Path, tmp_path:
     rows = {f.session_id: measure_one(f, choice())[0] for f in files}
     sessions = set(rows)  # a session that made no API call is still a session, with an unknown share
     assert written == len(sessions)
-    # the table's links (the chart's, above it, are tested in test_html_chart)
+    # the table's links (the chart's, above it, are tested in test_chart.py)
     page = Page(re.sub(r'<section class="chart">.*?</section>', "", index.read_text(), flags=re.S))
     listed = dict(zip(page.attr("tr", "data-session")[0:], page.attr("a", "href"), strict=True))
     assert set(listed) == sessions

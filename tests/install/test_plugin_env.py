@@ -21,7 +21,7 @@ from xshare.install import plugin_env
 from xshare.install.plugin_env_build import build, start_build
 from xshare.state.store import locked
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 BIN = REPO / "bin" / "xshare"
 OFFLINE_SIGNS = ("No matching distribution", "Could not find a version", "connection", "Network is unreachable",
                  "Temporary failure in name resolution")

@@ -25,7 +25,7 @@ from packaging.requirements import Requirement
 
 from xshare.install import plugin_env, plugin_env_build, plugin_python, plugin_uv
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 BIN = REPO / "bin" / "xshare"
 STATUSLINE = REPO / "statusline" / "statusline.py"
 TOOL = REPO / "tools" / "pin_requirements.py"

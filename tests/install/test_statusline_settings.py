@@ -18,7 +18,7 @@ import pytest
 from xshare.cli import main
 from xshare.install import settings_file, statusline_setup
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 THEIRS = '{\n\t\t"type": "command",\n\t\t"command": "~/bin/my-line.sh",   "padding": 1\n\t}'
 # tabs, a key order of their own, odd spacing, a unicode value and no newline at the end
 THEIR_FILE = ('{\n\t"model": "opus",\n\t"statusLine": ' + THEIRS + ',\n\t"env": {"GREETING": "grüß dich"},\n'

@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, needs_corpus
 from hermes_fixtures import HermesDb
 
+from tests.conftest import CORPUS, needs_corpus
 from xshare.agents.claude_code import many as claude_code
 from xshare.agents.claude_code import rows_cache
 from xshare.agents.common import counting as counter
@@ -25,7 +25,7 @@ from xshare.measure import tokens
 from xshare.sessions import prefill
 from xshare.state.store import locked
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 class Interrupted(Exception):

@@ -21,7 +21,7 @@ from xshare.measure import tokens
 from xshare.state.paths import line_file
 from xshare.state.store import locked
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, append_in_pieces, needs_corpus, session_json
 
+from tests.conftest import CORPUS, append_in_pieces, needs_corpus, session_json
 from xshare.agents.claude_code.transcript import ClaudeTranscript, describe
 from xshare.demo import write_demo_corpus
 from xshare.live import hook as live_hook

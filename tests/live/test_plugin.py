@@ -12,11 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, NO_NETWORK, append_in_pieces, needs_corpus
 
+from tests.conftest import CORPUS, NO_NETWORK, append_in_pieces, needs_corpus
 from xshare.demo import write_demo_corpus
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 EVENTS = {"PostToolBatch", "Stop", "SubagentStop", "PreCompact", "PostCompact", "SessionStart", "SessionEnd"}
 
 
@@ -122,7 +122,7 @@ def replay_like_claude_code(source: Path, target: Path, home: Path, pieces: int)
     expected = (f"explore {row['exploration_share_of_context']:.1%} of context · "
                 f"{row['exploration_share_of_prompt']:.1%} of bill · calib {row['recorded_over_billed']:.0%} · "
                 f"{row['api_calls']:,} calls · ctx 37%")
-    assert shown.stdout.split("\n")[0] == expected  # the second line: tests/test_live_statusline_fields.py
+    assert shown.stdout.split("\n")[0] == expected  # the second line: tests/live/test_statusline_fields.py
     return shown.stdout
 
 

@@ -15,7 +15,7 @@ from xshare.install import statusline_setup
 from xshare.live import session_state, statusline
 from xshare.state.paths import line_file
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def status_payload(path: Path, used: float | None = 41.7) -> dict:

@@ -11,8 +11,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from test_live_statusline import run_script, status_payload  # tests/ is on sys.path
 
+from tests.live.test_statusline import run_script, status_payload
 from xshare.agents.claude_code.transcript import describe
 from xshare.cli import main
 from xshare.demo.writer import TranscriptWriter, text

@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import append_in_pieces, hook_on, session_json
 
+from tests.conftest import append_in_pieces, hook_on, session_json
 from xshare.demo import write_demo_corpus
 from xshare.live import worker
 from xshare.state.paths import state_dir

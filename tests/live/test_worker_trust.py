@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import hook_on, session_json
-from test_live_worker import wait_gone, worker_on, worker_pid  # noqa: F401  (worker_on: fixture)
 
+from tests.conftest import hook_on, session_json
+from tests.live.test_worker import wait_gone, worker_on, worker_pid  # noqa: F401  (worker_on: fixture)
 from xshare.demo import write_demo_corpus
 from xshare.live import worker, worker_server
 from xshare.state.paths import file_name, line_file, live_dir, state_dir

@@ -18,7 +18,7 @@ from xshare.cli import main
 from xshare.demo import write_demo_corpus
 from xshare.measure import count_store, tokens
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 # varied texts: unicode, lone surrogates, blank runs too long for tiktoken in one piece, code, JSON
 TEXTS = [
     "hello world", "Grüße, мир, 世界 🌍 — ok", "lone \ud800 surrogate and \udfff another", "\ud83d",

@@ -11,8 +11,8 @@ import subprocess
 import sys
 
 import pytest
-from conftest import CORPUS, needs_corpus
 
+from tests.conftest import CORPUS, needs_corpus
 from xshare.agents.common import counting as counter
 from xshare.measure import tokens
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 from claude_2_1_fixtures import OVERHEAD, NewSession, Provider, chars
-from conftest import CORPUS, append_in_pieces, needs_corpus
-from test_sources_claude_context import SentSession, b64, pdf, png, read_row
 
+from tests.agents.claude_code.test_reader_context import SentSession, b64, pdf, png, read_row
+from tests.conftest import CORPUS, append_in_pieces, needs_corpus
 from xshare.agents.claude_code.transcript import ClaudeTranscript, describe
 from xshare.measure.fit import INHERITED_MARGIN
 from xshare.measure.ledger import CATEGORIES, ROUNDING_ALLOWANCE, ROUNDING_PER_MESSAGE, Ledger, session_row

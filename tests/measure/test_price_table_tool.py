@@ -13,7 +13,7 @@ import pytest
 
 from xshare.measure.prices import parse
 
-TOOL = Path(__file__).resolve().parents[1] / "tools" / "price_table.py"
+TOOL = Path(__file__).resolve().parents[2] / "tools" / "price_table.py"
 SOURCE = {
     "sample_spec": {"input_cost_per_token": 0, "litellm_provider": "openai", "mode": "chat"},
     "claude-haiku-5-5": {"litellm_provider": "anthropic", "mode": "chat", "input_cost_per_token": 1e-07,

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from claude_2_1_fixtures import a_session_with_a_subagent_and_a_compaction
-from test_sources_claude_new_rows import read
-from test_sources_hermes_billing import COMPRESSION, MAIN, TITLE, one, write_session
 
+from tests.agents.claude_code.test_reader_new_rows import read
+from tests.agents.hermes.test_reader_billing import COMPRESSION, MAIN, TITLE, one, write_session
 from xshare.measure.family import complete_with_unrecorded
 from xshare.measure.ledger import CATEGORIES, USAGE_FIELDS, Ledger, session_row, usage_sums_agree
 from xshare.measure.prices import NO_MODEL, PriceError, parse, row_cost, shipped

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import NO_NETWORK, SHARED
 
+from tests.conftest import NO_NETWORK, SHARED
 from xshare.measure import tokens
 
 TEXTS = ["hello world", "def main():\n    return 0\n", '{"tool_use_id": "toolu_01", "content": [1, 2]}',

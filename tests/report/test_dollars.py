@@ -8,13 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
-from test_cli import run  # tests/ is on sys.path
 
+from tests.commands.test_cli import run
 from xshare.measure.ledger import CATEGORIES
 from xshare.measure.prices import PROMPT_KEYS, RATE_KEYS, PriceError, cost, load, price_usage, shipped
 from xshare.report.dollars import DollarSums
 
-CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"
+CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
 
 
 def usage(input=0, cache_read=0, cache_write_5m=0, cache_write_1h=0, output=0) -> dict:

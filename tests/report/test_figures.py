@@ -26,7 +26,7 @@ from xshare.measure.ledger import CATEGORIES
 from xshare.report import history
 from xshare.report.rows import read_rows
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def session_row(session_id: str, calls: int, last: str, machine: str = "m1", exploration: int = 100) -> dict:

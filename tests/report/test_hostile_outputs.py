@@ -169,7 +169,7 @@ def test_atomic_write_itself_refuses_special_files_and_follows_links(tmp_path: P
 def test_rows_through_a_symlink_write_its_target_and_keep_modes(capsys, tmp_path: Path, demo_root: Path):
     target = tmp_path / "data" / "sessions.jsonl"
     target.parent.mkdir()
-    target.write_text("")  # an empty file, or a rows file: anything else is refused (test_report_rows_hostile)
+    target.write_text("")  # an empty file, or a rows file: anything else is refused (tests/report/test_rows_hostile.py)
     target.chmod(0o644)
     link = tmp_path / "sessions.jsonl"
     link.symlink_to(target)

@@ -60,7 +60,7 @@ def test_a_session_still_active_at_the_windows_end_is_deferred():
     assert window.place(running) == "deferred"
     assert window.place(make_row("c", 1, 10, 20, started="2026-10-31T23:59:00Z")) == "out"
     assert window.place(make_row("d", 1, 10, 20, started="2026-11-21T00:00:00Z")) == "out"
-    # no start time: no window can hold it, only --all counts it (issue 18; tests/test_measure_timestamps.py)
+    # no start time: no window can hold it, only --all counts it (issue 18; tests/measure/test_timestamps.py)
     assert window.place({**make_row("e", 1, 10, 20), "started_at": None}) == "undated"
 
 

@@ -11,9 +11,9 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
-from conftest import needs_corpus
-from test_cli import run  # tests/ is on sys.path
 
+from tests.commands.test_cli import run
+from tests.conftest import needs_corpus
 from xshare.demo import write_demo_corpus
 from xshare.measure.prices import load, row_cost, shipped
 from xshare.measure.timestamps import session_time
@@ -139,7 +139,7 @@ def test_report_by_week_prices_each_period_from_row_cost(capsys, demo_root, tmp_
 def test_the_corpus_sessions_dollars_add_up_to_the_reports(capsys, monkeypatch):
     """Every agent of ../shared/corpus: `sessions`'s dollars (every session, subagents too) sum to the report's
     total, its unknowns are the report's unpriced sessions, and --sort cost lists the costliest first."""
-    from test_views_agree import corpus_flags
+    from tests.test_views_agree import corpus_flags
 
     flags = ["--all", "--estimate", *corpus_flags()]
     code, out, _ = run(capsys, "report", *flags, "--json")

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from test_cli import run  # tests/ is on sys.path
-from test_report import NOW, make_row
 
+from tests.commands.test_cli import run
+from tests.report.test_render import NOW, make_row
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
 from xshare.live.statusline import fields

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from agent_fixtures import codex_session, gemini_json, gemini_jsonl, openclaw_session, opencode_db
 from claude_2_1_fixtures import a_session_with_a_subagent_and_a_compaction
-from conftest import CORPUS
 from hermes_fixtures import build_standard
 
+from tests.conftest import CORPUS
 from xshare.agents.claude_code import files as claude_files
 from xshare.agents.claude_code import many as claude_code
 from xshare.agents.claude_code import transcript as claude

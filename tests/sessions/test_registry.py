@@ -170,7 +170,7 @@ def test_a_prefix_names_a_session_before_its_subagents_and_them_when_it_is_gone(
 def test_an_id_two_files_hold_is_refused_with_both(tmp_path: Path, capsys: pytest.CaptureFixture):
     """One id in two Hermes databases, and a Gemini chat in two homes named: `session` and `html` name both
     files rather than answer with whichever they read first. (Two files of one chat folder are one session:
-    tests/test_sources_gemini.py.)"""
+    tests/agents/gemini/test_reader.py.)"""
     first, second = hermes_db(tmp_path / "one" / "state.db"), hermes_db(tmp_path / "two" / "state.db")
     gemini, _ = gemini_json(tmp_path / "gemini")
     elsewhere = tmp_path / "gemini-copy" / gemini.relative_to(tmp_path / "gemini")

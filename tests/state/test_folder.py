@@ -12,8 +12,8 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import hook_on, session_json
 
+from tests.conftest import hook_on, session_json
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
 from xshare.live import hook as live_hook

@@ -11,8 +11,8 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import hook_on
 
+from tests.conftest import hook_on
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
 from xshare.live import log

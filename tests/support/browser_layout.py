@@ -16,7 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from test_html_browser import CHROMIUM, FLAGS  # tests/ is on sys.path
+from tests.html.test_browser import CHROMIUM, FLAGS
 
 # What a reader would see stick out: the page's own sideways scroll, every table's box (a table wider than
 # its scrolling box is cut at the box's edge), text cut inside a cell, each chart's drawn columns against

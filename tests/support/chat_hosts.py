@@ -1,7 +1,7 @@
 """What the OpenCode and OpenClaw real-host tests share: a project to work in, xshare's rows of what the agent
 recorded (`xshare report --rows`, run as a user runs it), waiting for what is asserted on, and the comparison
-with the fake server's log (tests/fake_openai.py billing each request its exact o200k count, counted by
-tests/chat_wire.py)."""
+with the fake server's log (tests/support/fake_openai.py billing each request its exact o200k count, counted by
+tests/support/chat_wire.py)."""
 
 from __future__ import annotations
 

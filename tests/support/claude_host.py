@@ -1,4 +1,4 @@
-"""Driving the real Claude Code CLI offline against tests/fake_anthropic.py: print mode and the TUI in tmux.
+"""Driving the real Claude Code CLI offline against tests/support/fake_anthropic.py: print mode and the TUI in tmux.
 
 The CLI comes from $XSHARE_TEST_CLAUDE (.ci/run installs the pinned npm package and sets it). Every run
 gets its own CLAUDE_CONFIG_DIR, HOME and XSHARE_HOME under a temporary folder, the plugin from this
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from fake_anthropic import FakeAnthropic
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CLAUDE = os.environ.get("XSHARE_TEST_CLAUDE", "")
 API_KEY = "sk-ant-fake-key-for-tests-0000"
 QUIET = {"DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",

@@ -17,7 +17,7 @@ joined by ` ;; `; `XREPEAT <n> <call>` stands for n such lines, `{k}` in them fo
 first n attempts of that prompt's request with HTTP <status> (529 overloaded, 500 api error; not billed, kept
 in `failed`); `XSTALL` bills the request, streams the prompt's tool calls whole and a text block begun, then
 holds it open until the client goes away (a CLI killed mid-stream; `stalled` is set once the partial reply is out).
-The bill is what tests/wire.py counts the request to be
+The bill is what tests/support/wire.py counts the request to be
 with o200k_base (cache read: the blocks the same lane, main session or subagent, sent last time), so every
 figure can be checked against `FakeAnthropic.requests`, each carrying its tokens by wire category.
 Each reply carries a `request-id` header, which Claude Code records as the
@@ -53,7 +53,7 @@ class Billed:
     usage: dict
     last_user_text: str
     body_text: str = field(repr=False)
-    wire: dict = field(default_factory=dict)  # tokens by wire category (tests/wire.py)
+    wire: dict = field(default_factory=dict)  # tokens by wire category (tests/support/wire.py)
     commands: list = field(default_factory=list)  # (Bash command, wire category)
 
     @property

@@ -4,7 +4,7 @@ It answers `POST /v1beta/models/<model>:streamGenerateContent?alt=sse` from a sc
 (text, or function calls), and `:generateContent` (the CLI's model router, which asks which model should
 answer; never from the script) with a fixed choice. Every other path gets a 404.
 
-What it bills is the request's exact o200k count (tests/wire.py's tokenizer, as xshare counts), split by
+What it bills is the request's exact o200k count (tests/support/wire.py's tokenizer, as xshare counts), split by
 category from the request alone, independently of xshare's reader (GeminiWire below): cache read = the
 count of the leading contents this request shares with the previous streamed one of the same agent; output = the
 reply's count + 1. Every request and its bill is logged in `requests` (kind "main" or "router"). The server stops by

@@ -9,7 +9,7 @@ whose user turn is Hermes's background-review prompt (kind 'review': it carries 
 What it bills is deterministic and derived from the request itself, so a test compares what xshare
 reports with what was billed without hard-coding a number: prompt tokens = request body bytes / 4
 (rounded up), of which half are "cached" on every main call after the first; completion tokens = reply
-bytes / 4 + 1. With a `wire` counter (tests/chat_wire.py), prompt tokens are instead the request's exact
+bytes / 4 + 1. With a `wire` counter (tests/support/chat_wire.py), prompt tokens are instead the request's exact
 o200k count, and its tokens by category are logged beside the bill. Every request and its bill is logged
 in `requests`. The server stops by itself after `lifetime` seconds or `max_requests` requests (then it
 answers 503), so a hung agent cannot keep it alive.

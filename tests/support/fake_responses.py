@@ -4,7 +4,7 @@ It answers `POST /v1/responses` (always streamed, as Codex asks) from a scripted
 function call (`exec_command`, `apply_patch` as Codex's models call them) or a custom tool call (code
 mode's `exec`, whose input is JavaScript). Every other path gets a 404.
 
-What it bills is the request's exact o200k count (tests/wire.py's tokenizer, as xshare counts), split by
+What it bills is the request's exact o200k count (tests/support/wire.py's tokenizer, as xshare counts), split by
 category from the request alone, independently of xshare's reader (ResponsesWire below); cache read = the
 count of the leading input items this request shares with its lane's previous one (a lane: Codex's
 `prompt_cache_key` and the agent, as a subagent's thread shares its parent's key); output = the reply's

@@ -1,4 +1,4 @@
-"""What the scripted fake model servers (tests/fake_openai.py, fake_responses.py, fake_gemini.py) share: an HTTP
+"""What the scripted fake model servers (tests/support/fake_openai.py, fake_responses.py, fake_gemini.py) share: an HTTP
 server on a free 127.0.0.1 port, served from a thread until `stop()` or `lifetime` seconds (so a hung agent cannot
 keep it alive), and a request log bounded by `max_requests` (past it every POST is answered 503). The handler
 reads a POST's JSON body and answers what is not the fake's own endpoint with a 404; each fake's handler

@@ -1,4 +1,4 @@
-"""The scripted fake model servers (tests/fake_server.py and the three fakes on it) answered over HTTP, without
+"""The scripted fake model servers (tests/support/fake_server.py and the three fakes on it) answered over HTTP, without
 any agent: the real-host tests lean on them, so their shared part (log, budget, 404/400/503, streams) is
 checked where it always runs."""
 

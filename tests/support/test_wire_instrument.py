@@ -1,4 +1,4 @@
-"""The wire check's instrument (tests/wire.py) on invented requests: what it counts, how it categorises,
+"""The wire check's instrument (tests/support/wire.py) on invented requests: what it counts, how it categorises,
 and that its bill is exactly its count. Runs without Claude Code."""
 
 from __future__ import annotations

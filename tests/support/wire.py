@@ -1,6 +1,6 @@
 """The wire check's instrument: what one Messages API request carried, counted with o200k_base.
 
-The fake server (tests/fake_anthropic.py) counts every request it receives with xshare's own tokenizer
+The fake server (tests/support/fake_anthropic.py) counts every request it receives with xshare's own tokenizer
 (so both sides count alike) and bills exactly that count. A request is a list of blocks: the tools array
 (as JSON), each system text, and each message content block (text; a tool_use's name and input; a
 tool_result's text; an image; a PDF). Thinking is not counted. Images and PDFs are billed by Anthropic's

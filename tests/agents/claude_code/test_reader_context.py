@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 from claude_2_1_fixtures import OVERHEAD, NewSession, Provider, chars
-from conftest import append_in_pieces
 
+from tests.conftest import append_in_pieces
 from xshare.agents.claude_code.transcript import ClaudeTranscript, describe
 from xshare.cli import main
 from xshare.measure.ledger import ROUNDING_PER_MESSAGE, Ledger

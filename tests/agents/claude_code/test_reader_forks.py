@@ -2,7 +2,7 @@
 copied the history, internal agents replaying their session), and every view of a session shows the same calls
 and bill (the HTML page includes the compaction calls taken from Claude Code's totals).
 
-Fixtures are invented sessions in Claude Code's row shapes (tests/claude_2_1_fixtures.py); the simulated
+Fixtures are invented sessions in Claude Code's row shapes (tests/support/claude_2_1_fixtures.py); the simulated
 provider records every call it billed, so each test compares with what was billed, not with copied numbers."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 from claude_2_1_fixtures import NewSession, Provider, a_session_with_a_subagent_and_a_compaction, chars
-from conftest import CORPUS, append_in_pieces, needs_corpus
-from test_html import assert_page_equals_row, read_page
 
+from tests.conftest import CORPUS, append_in_pieces, needs_corpus
+from tests.html.test_pages import assert_page_equals_row, read_page
 from xshare.agents.claude_code import many as claude_code
 from xshare.agents.claude_code import transcript as claude
 from xshare.agents.claude_code.copies import lost_calls, owner_key, scan_ids

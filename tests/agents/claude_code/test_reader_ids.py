@@ -3,8 +3,8 @@ every call) folds no calls and is said on stderr; a transcript copied into anoth
 billed once, and counted as one session, by every command that reads many sessions (report, sessions, collect,
 html --index) and by `xshare session`.
 
-Fixtures are invented sessions in Claude Code's row shapes (tests/claude_2_1_fixtures.py); the simulated provider
-records every call it billed, so each test compares with what was billed, not with copied numbers."""
+Fixtures are invented sessions in Claude Code's row shapes (tests/support/claude_2_1_fixtures.py); the simulated
+provider records every call it billed, so each test compares with what was billed, not with copied numbers."""
 
 from __future__ import annotations
 
@@ -16,8 +16,16 @@ from pathlib import Path
 
 import pytest
 from claude_2_1_fixtures import NewSession, Provider
-from test_sources_claude_forks import RESUMED_ID, a_fork, an_internal_agent, cli_json, read, report, totals
 
+from tests.agents.claude_code.test_reader_forks import (
+    RESUMED_ID,
+    a_fork,
+    an_internal_agent,
+    cli_json,
+    read,
+    report,
+    totals,
+)
 from xshare.agents.claude_code.copies import CallTimes, lost_calls, settle
 from xshare.agents.claude_code.many import COPY_FILES
 from xshare.agents.claude_code.transcript import REUSED_ID

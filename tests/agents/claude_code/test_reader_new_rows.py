@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from claude_2_1_fixtures import NewSession, Provider, a_session_with_a_subagent_and_a_compaction, chars
-from conftest import append_in_pieces
 
+from tests.conftest import append_in_pieces
 from xshare.agents.claude_code.costs import cost_totals
 from xshare.agents.claude_code.transcript import AUTOMATED, INTERACTIVE, SUBAGENT, ClaudeTranscript, describe
 from xshare.cli import main

@@ -1,6 +1,6 @@
 """The plugin in the real Claude Code CLI, offline: every figure checked against what the fake API billed.
 
-Each scenario runs the pinned CLI ($XSHARE_TEST_CLAUDE) against tests/fake_anthropic.py, then compares
+Each scenario runs the pinned CLI ($XSHARE_TEST_CLAUDE) against tests/support/fake_anthropic.py, then compares
 `xshare session <transcript> --json` with the server's own log (requests, prompt tokens, usage) and with
 `xshare session <id> --json`, which can only come from the live ledger the plugin's hooks keep. Skips
 without the CLI (or without tmux for the TUI). About 40 s in all (each `claude -p` run 3-6 s, the TUI 15 s).

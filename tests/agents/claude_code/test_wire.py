@@ -1,7 +1,7 @@
 """The wire check: xshare's figures against what the real Claude Code actually sent.
 
-tests/fake_anthropic.py counts every request with o200k_base (tests/wire.py) and bills exactly that, with
-each request's tokens by category. Each scenario drives the pinned CLI ($XSHARE_TEST_CLAUDE), then
+tests/support/fake_anthropic.py counts every request with o200k_base (tests/support/wire.py) and bills exactly that,
+with each request's tokens by category. Each scenario drives the pinned CLI ($XSHARE_TEST_CLAUDE), then
 compares `xshare session <transcript> --json` with the wire, category by category (exploration, edits,
 other shell, re-sent reads): xshare's share of the bill and of its modelled context must each be within
 0.1 percentage point of the wire's share (the wire's context is its bill). Compaction calls, which no
@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.realhost, pytest.mark.skipif(claude_missing() is not N
 TOLERANCE = 0.001  # 0.1 percentage point
 COMPARED = ("exploration", "edit", "shell", "reread")
 TOOLS = "Read,Grep,Glob,Bash,Edit,Write,Agent"
-MCP_SERVER = Path(__file__).resolve().parent / "mcp_server.py"
+MCP_SERVER = Path(__file__).resolve().parents[2] / "support" / "mcp_server.py"
 
 
 def module_text(functions: int) -> str:

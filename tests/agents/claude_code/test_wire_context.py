@@ -1,10 +1,11 @@
 """The wire check, issue 19's scenarios: reminders sent in role-`system` turns, images, PDFs and notebooks,
 subagents, hooks, Task tools, skills, nested CLAUDE.md files, background tasks, large outputs, long turns.
 
-Each drives the real Claude Code 2.1.332 against tests/fake_anthropic.py, then compares every transcript
+Each drives the real Claude Code 2.1.332 against tests/support/fake_anthropic.py, then compares every transcript
 the scenario wrote with the requests it made (the requests whose ids its assistant rows record): calls and
 bill equal, and xshare's share of the bill and of its modelled context within 0.1 pp of the wire's for
-exploration, edits, other shell and re-sent reads (tests/test_wire.py's `agreement`). Skips without the CLI.
+exploration, edits, other shell and re-sent reads (tests/agents/claude_code/test_wire.py's `agreement`).
+Skips without the CLI.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ import zlib
 from pathlib import Path
 
 import pytest
-import test_wire
 from claude_host import ClaudeHost, claude_missing, wait_until
-from test_wire import agreement, body, module_text
+
+from tests.agents.claude_code import test_wire
+from tests.agents.claude_code.test_wire import agreement, body, module_text
 
 host = test_wire.host  # the same fixture: a fake server and a fresh Claude Code installation per scenario
 pytestmark = [pytest.mark.realhost, pytest.mark.skipif(claude_missing() is not None, reason=str(claude_missing()))]

@@ -1,6 +1,7 @@
-"""The wire check (tests/test_wire.py) on sessions that span files or lose requests: `--resume --fork-session`,
-a plain `--resume`, `/clear`, 529 and 500 retries, and the CLI killed mid-stream. Each compares xshare's calls
-and bill with what the fake server billed, and both shares within 0.1 percentage point (issue 19, item 1)."""
+"""The wire check (tests/agents/claude_code/test_wire.py) on sessions that span files or lose requests:
+`--resume --fork-session`, a plain `--resume`, `/clear`, 529 and 500 retries, and the CLI killed mid-stream. Each
+compares xshare's calls and bill with what the fake server billed, and both shares within 0.1 percentage point
+(issue 19, item 1)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from pathlib import Path
 import pytest
 from claude_host import CLAUDE, REPO, ClaudeHost, Tmux, claude_missing, tmux_missing, wait_until
 from fake_anthropic import FakeAnthropic
-from test_wire import agreement, wire_host
+
+from tests.agents.claude_code.test_wire import agreement, wire_host
 
 pytestmark = [pytest.mark.realhost, pytest.mark.skipif(claude_missing() is not None, reason=str(claude_missing()))]
 

@@ -132,7 +132,7 @@ def test_a_proxys_constant_response_id_folds_no_calls(tmp_path: Path, capsys: py
     """Issue 28, part 3: a usage record is one response by its id and its usage together; a proxy that gives
     every response one id still has each call's own usage, so each is a call, and the reuse is said on stderr.
     The same record written twice (same id, same usage) stays one call."""
-    from test_codex_gemini_field import FILE_CHANGE, _command, code_mode_rollout
+    from tests.agents.codex.test_reader_field import FILE_CHANGE, _command, code_mode_rollout
 
     real = code_mode_rollout(tmp_path / "real", [[_command("cat notes.txt")], [FILE_CHANGE]])
     expected, _ = _read(real)

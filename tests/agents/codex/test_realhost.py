@@ -1,4 +1,4 @@
-"""The real Codex CLI (0.171.0), end to end, against a fake Responses server (tests/fake_responses.py) that
+"""The real Codex CLI (0.171.0), end to end, against a fake Responses server (tests/support/fake_responses.py) that
 bills each request its exact o200k count and counts its exploration tokens itself, from the request alone.
 
 Scenarios: `codex exec` with no model configured (0.171 picks a GPT-6 model in code mode: every action is

@@ -2,7 +2,7 @@
 default) the model gets the `collaboration` tools; it spawns a task that reads, searches and lists on its
 own thread, waits for it, and answers.
 
-The fake Responses server (tests/fake_responses.py) answers each agent from its own script, told apart by
+The fake Responses server (tests/support/fake_responses.py) answers each agent from its own script, told apart by
 the `agent_name` of Codex's turn metadata ("/root", the subagent "/root/<task>"), so the order in which
 the two threads' requests arrive does not matter. Codex writes the subagent's rollout as a thread of its
 own (`parent_thread_id`); each of xshare's two rows must equal its own requests in the server's log
@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from fake_responses import FakeResponses, Reply, code, command
 from fake_server import assert_row_matches
-from test_codex_e2e import SKIP, make_host, recorded_calls, wait_for
+
+from tests.agents.codex.test_realhost import SKIP, make_host, recorded_calls, wait_for
 
 pytestmark = [pytest.mark.realhost, pytest.mark.skipif(SKIP is not None, reason=SKIP or "")]
 TASK = "look"

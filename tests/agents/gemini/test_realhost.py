@@ -1,4 +1,4 @@
-"""The real Gemini CLI (0.61.0), end to end, against a fake Gemini API (tests/fake_gemini.py) that bills each
+"""The real Gemini CLI (0.61.0), end to end, against a fake Gemini API (tests/support/fake_gemini.py) that bills each
 request its exact o200k count and counts its exploration tokens itself, from the request alone.
 
 Scenarios: `gemini -p` with the model on auto (its default: a router request picks the model before each

@@ -1,7 +1,7 @@
 """A subagent of the real Gemini CLI (0.61.0): the model calls `invoke_agent` (the built-in `generalist`), whose
 run reads, searches and lists on its own turns, then returns with `complete_task`; the parent answers.
 
-The fake Gemini API (tests/fake_gemini.py) answers each agent from its own script, told apart by the
+The fake Gemini API (tests/support/fake_gemini.py) answers each agent from its own script, told apart by the
 request alone (only a subagent's requests offer `complete_task`), so the order in which the two agents'
 requests arrive does not matter. 0.61 writes the subagent's chat to `chats/<session id>/<run id>.jsonl`:
 the parent's and the subagent's rows must each equal their own requests in the server's log (calls, billed
@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from fake_gemini import FakeGemini, Reply, tool
 from fake_server import assert_row_matches
-from test_gemini_e2e import SKIP, make_host, wait_for
 
+from tests.agents.gemini.test_realhost import SKIP, make_host, wait_for
 from xshare.agents.gemini import reader as gemini
 
 TASK = "Read notes.txt, find helper_1 and list src; report what you found."

@@ -1,8 +1,8 @@
-"""The real Gemini CLI's TUI (0.61.0) in tmux, against the fake Gemini API (tests/fake_gemini.py).
+"""The real Gemini CLI's TUI (0.61.0) in tmux, against the fake Gemini API (tests/support/fake_gemini.py).
 
 A prompt is typed into `gemini --yolo` (interactive), the model reads, searches, lists, edits and touches a
 file, answers, and `/quit` ends the TUI. Then xshare's calls, billed prompt, cache reads, output and
-exploration must equal the server's log, as for print mode (tests/test_gemini_e2e.py, whose host and
+exploration must equal the server's log, as for print mode (tests/agents/gemini/test_realhost.py, whose host and
 comparison this reuses), with the default model (auto: a router request first) and with `-m`. Needs
 $XSHARE_TEST_GEMINI and tmux.
 """
@@ -19,7 +19,16 @@ import uuid
 from pathlib import Path
 
 import pytest
-from test_gemini_e2e import GEMINI, SKIP, compare_with_the_wire, make_host, recorded_calls, six_steps, wait_for
+
+from tests.agents.gemini.test_realhost import (
+    GEMINI,
+    SKIP,
+    compare_with_the_wire,
+    make_host,
+    recorded_calls,
+    six_steps,
+    wait_for,
+)
 
 TMUX_SKIP = None if shutil.which("tmux") else "tmux is not installed"
 pytestmark = [pytest.mark.realhost, pytest.mark.skipif(SKIP is not None, reason=SKIP or ""),

