@@ -2,12 +2,12 @@
 # Tests against real Hermes-Agent releases, each in a throwaway virtual environment under $1:
 #   1. installs pinned hermes-agent releases (0.13.0 = schema 11, 0.16.0 = schema 14, 0.19.0 = schema 22);
 #   2. with each, writes $1/dbs/<version>/state.db through Hermes's own SessionDB
-#      (tests/hermes_fixtures.py build_with_sessiondb), plus, with 0.19.0, ../shared/tools/make_hermes_db.py's
+#      (tests/support/hermes_fixtures.py build_with_sessiondb), plus, with 0.19.0, ../shared/tools/make_hermes_db.py's
 #      database when that script is beside the repository;
 #   3. in the 0.19.0 environment, installs this checkout (pip install -e) and pytest, and runs
-#      tests/test_live_hermes_plugin.py (Hermes's own plugin loader and CLI), the SessionDB database test and
-#      tests/test_e2e_hermes.py (real `hermes chat` sessions, one-shot, classic and TUI in tmux, against a
-#      fake model server on 127.0.0.1; about 40 s; the tmux ones skip without tmux) and tests/test_wire_hermes.py
+#      tests/live/test_hermes_plugin.py (Hermes's own plugin loader and CLI), the SessionDB database test and
+#      tests/agents/hermes/test_realhost.py (real `hermes chat` sessions, one-shot, classic and TUI in tmux, against a
+#      fake model server on 127.0.0.1; about 40 s; the tmux ones skip without tmux) and tests/agents/hermes/test_wire.py
 #      (the wire check: reads, greps, a 60-step session, a --resume turn, each request billed its o200k count;
 #      about 50 s).
 # A second run reuses the environments and the databases (rebuilt only when the fixture code changed).
@@ -39,11 +39,11 @@ for version in $versions; do
         run "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "hermes-agent==$version"
     fi
     db="$work/dbs/$version/state.db"
-    if [ -f "$db" ] && [ "$db" -nt "$repo/tests/hermes_fixtures.py" ]; then
+    if [ -f "$db" ] && [ "$db" -nt "$repo/tests/support/hermes_fixtures.py" ]; then
         say "$db is up to date"
     else
         run "$venv/bin/python" -c 'import sys; sys.path.insert(0, sys.argv[1]); import hermes_fixtures
-print(hermes_fixtures.build_with_sessiondb(sys.argv[2]))' "$repo/tests" "$work/dbs/$version"
+print(hermes_fixtures.build_with_sessiondb(sys.argv[2]))' "$repo/tests/support" "$work/dbs/$version"
     fi
 done
 
@@ -57,7 +57,7 @@ if [ -f "$generator" ]; then
         "$work/venv-$plugin_version/bin/python" "$generator" "$out" >/dev/null
     fi
 else
-    say "no $generator here; only the databases of tests/hermes_fixtures.py"
+    say "no $generator here; only the databases of tests/support/hermes_fixtures.py"
 fi
 
 venv="$work/venv-$plugin_version"
@@ -81,5 +81,5 @@ fi
 export XSHARE_TEST_HERMES_DBS="$work/dbs"
 export XSHARE_TEST_HERMES_VENV="$venv"
 run "$venv/bin/python" -m pytest -q -p no:cacheprovider --rootdir "$repo" \
-    "$repo/tests/test_live_hermes_plugin.py" "$repo/tests/test_sources_hermes.py::test_databases_written_by_hermes_sessiondb" \
-    "$repo/tests/test_e2e_hermes.py" "$repo/tests/test_wire_hermes.py"
+    "$repo/tests/live/test_hermes_plugin.py" "$repo/tests/agents/hermes/test_reader.py::test_databases_written_by_hermes_sessiondb" \
+    "$repo/tests/agents/hermes/test_realhost.py" "$repo/tests/agents/hermes/test_wire.py"

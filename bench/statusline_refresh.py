@@ -1,6 +1,6 @@
 """Is the status line current at the end of a turn, and what does `statusLine.refreshInterval` cost?
 
-Drives the real Claude Code TUI ($XSHARE_TEST_CLAUDE) in tmux against tests/fake_anthropic.py:
+Drives the real Claude Code TUI ($XSHARE_TEST_CLAUDE) in tmux against tests/support/fake_anthropic.py:
   - staleness: --turns prompts that each read a file; 3 s and 6 s after a turn's last API call, is the
     line still marked `…`? As before (no timer, no catch-up), and with catch-up and each interval;
   - CPU: the status line's own CPU per run (median of --runs isolated runs) times the runs a minute a
@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO), str(REPO / "tests")]
+sys.path[:0] = [str(REPO), str(REPO / "tests" / "support")]
 
 from claude_host import ClaudeHost, Tmux, claude_missing, status_line, wait_until  # noqa: E402
 from fake_anthropic import FakeAnthropic  # noqa: E402

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+# the shared fixtures and fake servers, imported by their bare names (`from agent_fixtures import ...`) from
+# every test folder and by each other when run as scripts
+sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 CORPUS = SHARED / "corpus"

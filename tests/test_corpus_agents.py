@@ -15,8 +15,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, needs_corpus
 
+from tests.conftest import CORPUS, needs_corpus
 from xshare.cli import main
 
 

@@ -13,8 +13,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, needs_corpus
 
+from tests.conftest import CORPUS, needs_corpus
 from xshare.cli import main
 
 ROOTS = sorted(path for path in (CORPUS / "claude").glob("*") if path.is_dir()) if CORPUS.is_dir() else []

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, needs_corpus
 
+from tests.conftest import CORPUS, needs_corpus
 from xshare.cli import main
 from xshare.measure.ledger import usage_sums_agree
 from xshare.measure.prices import NO_MODEL, shipped

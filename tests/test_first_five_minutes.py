@@ -10,8 +10,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from test_cli import run  # tests/ is on sys.path
 
+from tests.commands.test_cli import run
 from xshare.cli import main
 from xshare.demo.corpus import DELIBERATE_ODDITIES
 from xshare.live import statusline

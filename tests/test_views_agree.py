@@ -22,11 +22,11 @@ from pathlib import Path
 import pytest
 from agent_fixtures import codex_session, gemini_json, openclaw_session, opencode_db
 from claude_2_1_fixtures import ORPHAN_SESSION, orphan_subagents
-from conftest import CORPUS, needs_corpus
 from hermes_fixtures import hermes_rotations
-from test_live_statusline import status_payload  # tests/ is on sys.path
-from test_sources_gemini import cleared
 
+from tests.agents.gemini.test_reader import cleared
+from tests.conftest import CORPUS, needs_corpus
+from tests.live.test_statusline import status_payload
 from xshare.agents.claude_code.files import discover
 from xshare.cli import main
 from xshare.demo.corpus import write_demo_corpus

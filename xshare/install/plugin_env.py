@@ -33,7 +33,7 @@ RETRY_AFTER = 24 * 3600
 BUILD_TIMEOUT = 900  # seconds for the whole build: venv creation plus pip
 ACTIVE = "XSHARE_PLUGIN_ENV"  # set by bin/xshare when it switches interpreter, so it never switches twice
 OFF = "XSHARE_NO_PLUGIN_ENV"  # =1: never build or use the env (you manage python3's packages yourself)
-# the Pythons xshare runs on, newest first; requirements.txt has wheels for each (tests/test_install_plugin_python.py)
+# the Pythons xshare runs on, newest first; requirements.txt has wheels for each (tests/install/test_plugin_python.py)
 VERSIONS = ("3.15", "3.14", "3.13", "3.12", "3.11", "3.10")
 # beside the PATH: Homebrew (Apple silicon, then Intel and most other installers) and python.org's
 USUAL_DIRS = ("/opt/homebrew/bin", "/usr/local/bin")

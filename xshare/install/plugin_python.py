@@ -9,7 +9,7 @@ a traceback.
 
 This file, plugin_env and paths must run on old interpreters: no `from __future__ import annotations`
 (3.7), annotations quoted, nothing but os and sys at import time (the status line imports this);
-tests/test_install_plugin_python.py runs them on every old Python it finds and checks them with vermin.
+tests/install/test_plugin_python.py runs them on every old Python it finds and checks them with vermin.
 """
 
 import os
@@ -17,7 +17,7 @@ import sys
 
 from xshare.install import plugin_env
 
-# the files an old python3 runs, relative to the plugin root; .ci/run and tests/test_install_plugin_python.py check
+# the files an old python3 runs, relative to the plugin root; .ci/run and tests/install/test_plugin_python.py check
 # them with vermin: the first up to choosing an interpreter (3.6, RHEL 8's python3, must get its one line),
 # the others installing a Python with uv on macOS's own 3.9
 STARTS_ON_OLD = ("bin/xshare", "statusline/statusline.py", "xshare/__init__.py", "xshare/install/plugin_python.py",

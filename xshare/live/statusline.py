@@ -31,7 +31,7 @@ DEFAULT_LINE2 = "{rebuilt} · {nudge} · {fill} · {last}"
 SEPARATOR = " · "  # between fields: a line too wide loses whole fields from the right
 _ANSI = re.compile(r"\033\[[0-9;]*m")
 # a share is shown only while the recorded context is within the bill and this allowance: measure/ledger.py's
-# 1 + ROUNDING_ALLOWANCE (not imported: the line loads no ledger; tests/test_live_statusline.py holds them equal)
+# 1 + ROUNDING_ALLOWANCE (not imported: the line loads no ledger; tests/live/test_statusline.py holds them equal)
 SUPPORTED_CALIBRATION = 1.01
 # the spec's reading thresholds: under 10 %, 10 to 30 %, 30 % or more
 _COLOURS = ((0.10, "32"), (0.30, "33"), (float("inf"), "31"))

@@ -122,7 +122,7 @@ class Counter:
 
     def load(self, fast: bool = False) -> None:
         """Load the tokenizer now (before forking workers that will need it); with `fast`, fastokens when
-        it is installed and loads (its counts are tiktoken's: tests/test_fast_counter.py), else tiktoken."""
+        it is installed and loads (its counts are tiktoken's: tests/measure/test_fast_counter.py), else tiktoken."""
         if self.name == O200K and self._encode is None:
             if fast and fast_installed():
                 try:

@@ -37,8 +37,8 @@ agents/common/unseen.py), uncounted. The TUI leaves `codex app-server` running a
 Unknown. The oldest format (Aug 2025: a bare header line, then Responses items) and the fork's `.json`
 record no token usage at all: such a session is counted, with no call and an unknown share (`usage_unknown`).
 A line type or history item type not named here, or a usage record without usage, is counted on stderr and
-left out. Checked against: Codex CLI 0.171.0 driven offline (exec, resume, the TUI; tests/test_codex_e2e.py),
-and rollouts of 0.40-0.104 in `../shared/corpus`.
+left out. Checked against: Codex CLI 0.171.0 driven offline (exec, resume, the TUI;
+tests/agents/codex/test_realhost.py), and rollouts of 0.40-0.104 in `../shared/corpus`.
 """
 
 from __future__ import annotations

@@ -47,8 +47,8 @@ user, gemini, info, error and warning is counted on stderr and left out; the ver
 that holds no chat record (valid JSON of another shape: an array, as logs.json and checkpoints are, an object
 with no list of messages, messages that are all arrays) is no session, counted on stderr, never a session with
 no calls; an empty one is still being created.
-Checked against: Gemini CLI 0.61.0 driven offline (tests/test_gemini_e2e.py, its TUI in tests/test_gemini_tui.py,
-a subagent in tests/test_gemini_subagent.py), and the 2025-26 files of
+Checked against: Gemini CLI 0.61.0 driven offline (tests/agents/gemini/test_realhost.py, its TUI in
+tests/agents/gemini/test_tui.py, a subagent in tests/agents/gemini/test_subagents.py), and the 2025-26 files of
 `../shared/corpus`.
 """
 

@@ -1,6 +1,6 @@
 """OpenClaw (pi-agent based): its transcripts under the state folder ($OPENCLAW_STATE_DIR, else
 $OPENCLAW_HOME/.openclaw, else ~/.openclaw). Checked against the corpus's session files (header version
-3) and the real OpenClaw 2026.9.6 run offline (header version 4, in SQLite; tests/test_openclaw_realhost.py).
+3) and the real OpenClaw 2026.9.6 run offline (header version 4, in SQLite; tests/agents/openclaw/test_realhost.py).
 
 Where. Until 2026.9: `agents/<agentId>/sessions/<uuid>.jsonl`, with rotated copies
 `<uuid>.jsonl.reset.<time>` (a /reset started a new session) and `<uuid>.jsonl.deleted.<time>`: they are

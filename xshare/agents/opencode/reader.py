@@ -1,7 +1,7 @@
 """OpenCode (sst/opencode): every session in one SQLite database, opencode.db, in OpenCode's data folder
 ($XDG_DATA_HOME/opencode, default ~/.local/share/opencode; other release channels: opencode-<channel>.db).
 Checked against the corpus's database (1.17.x) and the real OpenCode 1.18.33 run offline
-(tests/test_opencode_realhost.py).
+(tests/agents/opencode/test_realhost.py).
 
 What is recorded. Tables `session` (id, parent_id: a subagent's child session, times), `message` (one row
 per message, its fields as JSON in `data`) and `part` (the message's pieces, JSON in `data`: `text`,

@@ -1,0 +1,188 @@
+"""The one registry: six adapters with the whole protocol, and every agent's session found by the path of its
+file (told by its content, not its name), by id prefix, refused when a prefix is ambiguous, and listed by
+`html --index`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from agent_fixtures import codex_session, gemini_json, openclaw_session, opencode_db
+from claude_2_1_fixtures import ORPHAN_SESSION, orphan_subagents
+from hermes_fixtures import HermesDb
+
+from xshare.agents.claude_code.adapter import ClaudeCode
+from xshare.agents.claude_code.files import discover
+from xshare.agents.protocol import Adapter
+from xshare.cli import main
+from xshare.demo.corpus import write_demo_corpus
+from xshare.sessions.registry import REGISTRY, check
+
+CODEX_ID, GEMINI_ID = "0190aaaa-1111-7000-8000-000000000001", "3c2a1b0d-aaaa-4bbb-8ccc-000000000001"
+OPENCLAW_ID, HERMES_ID = "6a5b4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2d", "hermes-only-7f3e"
+
+
+def run(capsys: pytest.CaptureFixture, *arguments: str) -> tuple[int, str, str]:
+    code = main(list(arguments))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def hermes_db(path: Path) -> Path:
+    """A Hermes database holding one session (a database path names a session only when it holds one)."""
+    db = HermesDb(path)
+    db.session(HERMES_ID, "cli", tokens=(400, 0, 0, 10), api_calls=1)
+    db.message(HERMES_ID, "user", "what does main do")
+    db.message(HERMES_ID, "assistant", "it prints")
+    return db.close()
+
+
+def every_agent(home: Path, tmp_path: Path) -> dict[str, Path]:
+    """One session of each agent in its default place (Claude Code's: the demo's), by agent: its file."""
+    projects = write_demo_corpus(home / ".claude")
+    claude = next(f.path for f in discover([projects]) if f.source == "interactive")
+    return {
+        "claude-code": claude,
+        "hermes": hermes_db(home / ".hermes" / "state.db"),
+        "codex": codex_session(home / ".codex")[0],
+        "gemini": gemini_json(home / ".gemini")[0],
+        "opencode": opencode_db(home / ".local" / "share" / "opencode" / "opencode.db")[0],
+        "openclaw": openclaw_session(home / ".openclaw")[0],
+    }
+
+
+def test_the_registry_holds_six_adapters_with_the_whole_protocol():
+    assert [adapter.agent for adapter in REGISTRY] == ["claude-code", "hermes", "codex", "gemini", "opencode",
+                                                        "openclaw"]
+    assert all(isinstance(adapter, Adapter) for adapter in REGISTRY)
+    with pytest.raises(ValueError, match="share an agent"):
+        check((*REGISTRY, ClaudeCode()))
+
+    class Partial:
+        agent, name, flag = "partial", "Partial", "partial_home"
+
+    with pytest.raises(TypeError, match="adapter protocol"):
+        check((*REGISTRY, Partial()))
+
+
+def test_session_by_path_is_told_by_content(isolated_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture):
+    files = every_agent(isolated_home, tmp_path)
+    opencode_one = tmp_path / "one" / "opencode.db"  # OpenCode's fixture holds two sessions: keep one
+    opencode_one.parent.mkdir()
+    for agent, path in files.items():
+        # renamed to a name that says nothing (Codex's and Gemini CLI's were read as Claude Code's, 0 calls)
+        plain = tmp_path / (path.stem if agent == "claude-code" else f"record-of-{agent}")  # Claude's id: its stem
+        shutil.copyfile(path, plain)
+        code, out, err = run(capsys, "session", str(plain), "--json")
+        if agent == "opencode":  # a database of several sessions names none: refused with them
+            assert code == 2 and "ses_b001" in err and "ses_b002" in err and len(err.splitlines()) == 1
+            continue
+        row = json.loads(out)
+        assert code == 0 and row["agent"] == agent and row["api_calls"] >= 1, (agent, err)
+        by_id = json.loads(run(capsys, "session", row["id"], "--json")[1])
+        assert by_id == row  # the same figures as found by its id
+
+
+def test_session_and_html_by_id_prefix_for_each_agent(isolated_home: Path, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture):
+    every_agent(isolated_home, tmp_path)
+    rows = [json.loads(line) for line in run_rows(capsys, tmp_path)]
+    assert {row["agent"] for row in rows} == {adapter.agent for adapter in REGISTRY}
+    ids = {row["id"] for row in rows if "/" not in row["id"]}  # a session's prefix names it, not its subagents
+    for row in (row for row in rows if row["id"] in ids):
+        prefix = next(row["id"][:n] for n in range(4, len(row["id"]) + 1)
+                      if sum(other.startswith(row["id"][:n]) for other in ids) == 1)
+        code, out, err = run(capsys, "session", prefix, "--json")
+        assert code == 0 and json.loads(out)["id"] == row["id"], (prefix, err)
+        page = tmp_path / f"{row['agent']}.html"
+        code, out, err = run(capsys, "html", prefix, "-o", str(page))
+        assert code == 0 and page.is_file(), (prefix, err)
+
+
+def run_rows(capsys: pytest.CaptureFixture, tmp_path: Path) -> list[str]:
+    rows = tmp_path / "rows.jsonl"
+    assert run(capsys, "report", "--all", "--rows", str(rows), "--no-history")[0] == 0
+    return [line for line in rows.read_text().splitlines() if json.loads(line)["agent"]]
+
+
+def test_an_ambiguous_prefix_is_refused_with_the_candidates(isolated_home: Path, capsys: pytest.CaptureFixture):
+    codex_session(isolated_home / ".codex")
+    codex_session(isolated_home / ".codex", "0190aaaa-1111-7000-8000-000000000002")
+    for command in ("session", "html"):
+        code, out, err = run(capsys, command, "0190aaaa")
+        assert code == 2 and out == ""
+        assert len(err.splitlines()) == 1 and "names 2 sessions" in err
+        assert "0190aaaa-1111-7000-8000-000000000001 (codex)" in err and "0190aaaa-1111-7000-8000-000000000002" in err
+
+
+def test_html_index_lists_every_agents_sessions(isolated_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture):
+    every_agent(isolated_home, tmp_path)
+    index = tmp_path / "pages" / "index.html"
+    index.parent.mkdir()
+    code, out, err = run(capsys, "html", "--index", "-o", str(index))
+    assert code == 0 and out.strip() == str(index), err
+    text = index.read_text()
+    for session_id in (HERMES_ID, CODEX_ID, GEMINI_ID, "ses_b002", OPENCODE_FIRST, OPENCLAW_ID):
+        assert session_id in text, session_id
+        linked = [page for page in index.parent.glob("*.html") if session_id in page.name]
+        assert linked and "Call 1" in linked[0].read_text() or session_id == HERMES_ID, session_id
+
+
+OPENCODE_FIRST = "ses_b001"
+
+
+def test_html_finds_a_claude_session_when_another_agents_flag_is_given(isolated_home: Path, tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture):
+    files = every_agent(isolated_home, tmp_path)
+    session_id = files["claude-code"].stem
+    page = tmp_path / "claude.html"
+    root = next(folder for folder in files["claude-code"].parents if folder.name == "projects")
+    code, out, err = run(capsys, "html", session_id, "--claude-root", str(root), "--hermes-db", str(files["hermes"]),
+                         "-o", str(page))
+    assert code == 0 and page.is_file(), err  # it used to look for the id in Hermes's database only
+    assert "Claude Code" in page.read_text()
+    # named folders are where it looks (issue 21): Hermes's alone does not hold a Claude Code session
+    code, _, err = run(capsys, "html", session_id, "--hermes-db", str(files["hermes"]), "-o", str(page))
+    assert code == 2 and "matches" in err
+
+
+def test_a_prefix_names_a_session_before_its_subagents_and_them_when_it_is_gone(tmp_path: Path,
+                                                                              capsys: pytest.CaptureFixture):
+    """Issue 28: `xshare session 52af37d3` said no session matched, though four subagents' ids start with it
+    (their session's own transcript was gone)."""
+    projects = write_demo_corpus(tmp_path / "claude")
+    orphan_subagents(projects)
+    flags = ["--claude-root", str(projects), "--estimate"]
+    for command in ("session", "html"):
+        code, out, err = run(capsys, command, ORPHAN_SESSION[:8], *flags)
+        assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+        assert "names 2 subagent sessions (the file of the session that ran them is gone)" in err
+        assert f"{ORPHAN_SESSION}/agent-a1f0c2d3e4b5a697 (claude-code)" in err and "agent-a2e1d0c3b4a59687" in err
+    code, out, err = run(capsys, "session", f"{ORPHAN_SESSION}/agent-a2e1", "--json", *flags)
+    assert code == 0 and json.loads(out)["id"] == f"{ORPHAN_SESSION}/agent-a2e1d0c3b4a59687", err
+    main_file = next(file for file in discover([projects]) if file.parent_id and file.parent_id != ORPHAN_SESSION)
+    code, out, err = run(capsys, "session", main_file.parent_id[:8], "--json", *flags)
+    assert code == 0 and json.loads(out)["id"] == main_file.parent_id, err  # the session, not its subagents
+
+
+def test_an_id_two_files_hold_is_refused_with_both(tmp_path: Path, capsys: pytest.CaptureFixture):
+    """One id in two Hermes databases, and a Gemini chat in two homes named: `session` and `html` name both
+    files rather than answer with whichever they read first. (Two files of one chat folder are one session:
+    tests/agents/gemini/test_reader.py.)"""
+    first, second = hermes_db(tmp_path / "one" / "state.db"), hermes_db(tmp_path / "two" / "state.db")
+    gemini, _ = gemini_json(tmp_path / "gemini")
+    elsewhere = tmp_path / "gemini-copy" / gemini.relative_to(tmp_path / "gemini")
+    elsewhere.parent.mkdir(parents=True)
+    shutil.copyfile(gemini, elsewhere)
+    flags = ["--hermes-db", str(first), "--hermes-db", str(second), "--gemini-home", str(tmp_path / "gemini"),
+             "--gemini-home", str(tmp_path / "gemini-copy"), "--estimate"]
+    for command in ("session", "html"):
+        for session_id, where in ((HERMES_ID, (first, second)), (GEMINI_ID, (gemini, elsewhere))):
+            code, out, err = run(capsys, command, session_id, *flags)
+            assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+            assert f"{session_id!r} is the id of 2 sessions in different files" in err
+            assert all(str(path) in err for path in where), err
+    code, out, err = run(capsys, "session", HERMES_ID, "--json", "--hermes-db", str(second), "--estimate")
+    assert code == 0 and json.loads(out)["id"] == HERMES_ID, err  # that database named alone: its session
