@@ -101,7 +101,7 @@ def _number(value: object) -> bool:
 
 
 def _rate(value: object) -> bool:
-    return _number(value) and value <= HIGHEST_RATE
+    return isinstance(value, (int, float)) and _number(value) and value <= HIGHEST_RATE
 
 
 def _given(rates: dict) -> dict[str, float]:
@@ -156,8 +156,8 @@ def parse(data: object, where: str = "prices") -> PriceTable:
     """A table from prices.json's shape; PriceError names what is wrong."""
     if not isinstance(data, dict):
         raise PriceError(f"{where}: not a JSON object")
-    aliases = data.get("aliases") if isinstance(data.get("aliases"), dict) else {}
-    sources = data.get("sources") if isinstance(data.get("sources"), dict) else {}
+    aliases, sources = data.get("aliases"), data.get("sources")
+    aliases, sources = (found if isinstance(found, dict) else {} for found in (aliases, sources))
     models = _models(data, where)
     return PriceTable(str(data.get("date") or "undated"), models,
                       {str(k).lower(): str(v).lower() for k, v in aliases.items()},
@@ -256,7 +256,7 @@ def row_cost(row: dict, table: PriceTable) -> RowCost:
         by_model = {(models.pop() if models else NO_MODEL): {BANDS[0]: {**(row.get("usage") or {}), "calls": calls}}}
     dollars = prompt = 0.0
     priced = unpriced = 0
-    known, missing = False, {}
+    known, missing = False, dict[str, int]()
     for model, bands in by_model.items():
         for band, used in bands.items():
             count = used.get("calls", 0)
@@ -285,7 +285,8 @@ def _recorded(row: dict) -> bool:
     if isinstance(by_model, dict):
         return any(_number(used.get(key)) and used.get(key) for bands in by_model.values()
                    for used in bands.values() for key in RATE_KEYS)
-    usage = row.get("usage") if isinstance(row.get("usage"), dict) else {}
+    usage = row.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
     return any(_number(value) and value for value in usage.values())
 
 

@@ -63,6 +63,7 @@ class _SessionRowRequired(TypedDict):
 class SessionRow(_SessionRowRequired, total=False):
     """A row; the keys below are there only where the agent records them (or a rows file was stamped)."""
 
+    usage_by_model: dict[str, dict[str, dict[str, int]]]  # by model, by price band: usage and calls (prices.row_cost)
     cost_state: dict | None  # Claude Code's own totals, for calls no file recorded
     compaction_snapshots: list
     unrecorded_calls: int
