@@ -15,10 +15,12 @@ import json
 import math
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from xshare.state.private import open_regular
 
@@ -240,7 +242,7 @@ OLD_ROW = ("its cached figures sum the usage of several models: xshare reads its
            "method) to price each call")
 
 
-def row_cost(row: dict, table: PriceTable) -> RowCost:
+def row_cost(row: Mapping[str, Any], table: PriceTable) -> RowCost:
     """The row's dollars at list price, each call at its own model and band (the row's `usage_by_model`).
     A row from before that field was kept is priced at its model when it names one, else unpriced."""
     calls = row.get("api_calls") or 0
@@ -274,12 +276,12 @@ def row_cost(row: dict, table: PriceTable) -> RowCost:
                    _unpriced_reason(missing, priced + unpriced) if missing else None)
 
 
-def made_no_call(row: dict) -> bool:
+def made_no_call(row: Mapping[str, Any]) -> bool:
     """A session that made no API call and recorded no usage: it cost nothing, which is known, not unknown."""
     return not row.get("usage_unknown") and not row.get("api_calls") and not _recorded(row)
 
 
-def _recorded(row: dict) -> bool:
+def _recorded(row: Mapping[str, Any]) -> bool:
     """Whether the agent recorded any token usage for the row (its split by model, else its sum)."""
     by_model = row.get("usage_by_model")
     if isinstance(by_model, dict):

@@ -74,5 +74,5 @@ class SessionRow(_SessionRowRequired, total=False):
     bill_short: bool  # the records show more sent than was billed: both shares unknown (ledger.bill_short)
     unknown_because: str  # why the shares are unknown, in words
     usage_unknown: str
-    machine: str  # stamped into a rows file (report/identity.py)
+    machine: str | None  # stamped into a rows file (report/identity.py; None: no state folder to keep it in)
     person: str
