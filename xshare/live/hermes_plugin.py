@@ -112,10 +112,10 @@ def _on_api_response(session_id=None, task_id=None, usage=None, model=None, plat
         return
     prompt = 0
     if isinstance(usage, dict):
-        prompt = usage.get("prompt_tokens")
-        if not isinstance(prompt, int):
-            prompt = sum(value for name in ("input_tokens", "cache_read_tokens", "cache_write_tokens")
-                         if isinstance(value := usage.get(name), int))
+        given = usage.get("prompt_tokens")
+        prompt = given if isinstance(given, int) else sum(
+            value for name in ("input_tokens", "cache_read_tokens", "cache_write_tokens")
+            if isinstance(value := usage.get(name), int))
     with _lock:
         record["calls"] += 1
         record["prompt_tokens"] += max(prompt, 0)

@@ -22,6 +22,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without loading typing (a few ms o
 if TYPE_CHECKING:  # a hot path: the types only for the type checker, never loaded by the idle call
     from xshare.live.summary import LiveSummary
     from xshare.measure.row import SessionRow
+    from xshare.measure.tokens import Counter
 
 # the reader, the tokenizer and orjson are imported only once there is work to do: the idle call
 # (nothing appended since the last one) is the common case and must stay cheap
@@ -36,7 +37,7 @@ class _LazyCount:
 
     def __init__(self, choice) -> None:
         self.choice = choice
-        self._counter = None
+        self._counter: Counter | None = None
 
     def __call__(self, text: str) -> int:
         if self._counter is None:
@@ -76,7 +77,7 @@ def is_current(path: Path, session_id: str, tokenizer: str | None = None) -> boo
             and tokenizer in (None, summary.get("tokenizer")))
 
 
-def update(path: Path, choice=None) -> dict | None:
+def update(path: Path, choice=None) -> SessionRow | None:
     """Bring one transcript's live state up to date; returns its row (None if it already was)."""
     from xshare.agents.claude_code.transcript import describe
     from xshare.measure import tokens
@@ -109,7 +110,7 @@ def update(path: Path, choice=None) -> dict | None:
         return shown
 
 
-def _with_family(row: dict, file, choice, member_row) -> dict:
+def _with_family(row: SessionRow, file, choice, member_row) -> SessionRow:
     """A session's row with the calls Claude Code billed but wrote into none of its files, from the
     rows of its subagent files (`member_row(path, choice)`, or their live state when that is None)."""
     if not row.get("cost_state"):
@@ -117,7 +118,7 @@ def _with_family(row: dict, file, choice, member_row) -> dict:
     from xshare.agents.claude_code.transcript import family_files
     from xshare.measure.family import complete_with_unrecorded
 
-    family = []
+    family: list[SessionRow] = []
     for member in family_files(file):
         member_now = member_row(member.path, choice) or live_row(member.session_id, choice)
         if member_now is not None:
@@ -150,7 +151,7 @@ def summary(row: SessionRow, offset: int, path: Path, mtime_ns: int | None = Non
     }
 
 
-def _economics(row: dict, watch) -> dict:
+def _economics(row: SessionRow, watch) -> dict:
     """The cache figures the status line shows (`{last}`, `{session}`, `{nudge}`, `{rebuilds}`), by the
     HTML page's weights and rules; a rebuild is `rebuild_now` while it is the latest call, so the line
     shows it with its cause once, at the next update, and not again after the next call."""
@@ -171,7 +172,7 @@ def _economics(row: dict, watch) -> dict:
     }
 
 
-def live_row(session_id: str, choice=None) -> dict | None:
+def live_row(session_id: str, choice=None) -> SessionRow | None:
     """A session's row from its live state, if the hook keeps one under the current tokenizer (with
     the calls its subagent files' live states and Claude Code's usage totals show it did not record)."""
     from xshare.agents.claude_code.transcript import ClaudeTranscript, describe
