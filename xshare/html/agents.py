@@ -23,6 +23,7 @@ def write_found_page(found: Found, out: Path | None = None, index_href: str | No
     """The page of a session found with its ledger, written to `out` (default: html/ in the state folder),
     with its dollars at `prices`."""
     adapter = BY_AGENT[found.agent]
+    assert found.path is not None, "a session found for its page was found in a file"
     current = session_counter.current()
     note = current.choice.note if current else ""
     data = from_ledger(found.ledger, found.row, origin=f"{adapter.origin_label}{shown_path(found.path)}",

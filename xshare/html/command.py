@@ -52,6 +52,7 @@ class HtmlOptions:
 def _found_html(args: HtmlOptions, looking: Looking, out: Path | None, origin: Callable[[Path], str],
                 say: Callable[[str], None], problems: Counter) -> int:
     """`xshare html SESSION`: whichever agent's session it names."""
+    assert args.session is not None  # the caller's: a session named
     found = find(args.session, looking, problems, detail=True)
     if found is None or isinstance(found, Ambiguous):
         locked = any(hermes.LOCKED in kind for kind in problems)

@@ -40,8 +40,10 @@ def habit_summaries(where: Looking, wanted: set[str] | None, measured: Measured,
             if path_key(path) in measured.copy_files:
                 continue
             key = _key(path)
-            kept = cache.get(key) if key else None
-            if kept is None and key:
+            if not key:
+                continue  # gone: not measured, not cached
+            kept = cache.get(key)
+            if kept is None:
                 kept = _read(adapter, path, where, wanted, copied, problems)
             if kept is None:
                 continue  # gone, unreadable, or a transcript outside the window: not measured, not cached

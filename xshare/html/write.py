@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import cast
 
 from xshare import METHOD_VERSION
 from xshare.agents.claude_code import transcript as claude
@@ -33,6 +34,7 @@ from xshare.html.session_page import render_session
 from xshare.measure import tokens as tokenizers
 from xshare.measure.ids import path_key
 from xshare.measure.prices import PriceTable
+from xshare.measure.row import SessionRow
 from xshare.measure.timestamps import stamp
 from xshare.report.periods import read_marks
 from xshare.state.paths import home as user_home
@@ -174,7 +176,7 @@ def write_session_page(
     claude_roots: list[str] | None = None,
     *,
     all_files: list[TranscriptFile] | None = None,
-    sub_rows: dict[str, dict] | None = None,
+    sub_rows: dict[str, SessionRow] | None = None,
     origin: Callable[[Path], str] = shown_path,
     problems: Counter | None = None,
     subs: list[TranscriptFile] | None = None,
@@ -214,7 +216,8 @@ def write_session_page(
     if file.parent_id:
         parent = next((f for f in all_files if f.session_id == file.parent_id), None)
         parent_page = folder / page_name(file.parent_id)
-        row = {"id": file.parent_id, "agent": claude.AGENT, "source": parent.source if parent else "interactive"}
+        row = cast(SessionRow, {"id": file.parent_id, "agent": claude.AGENT,  # all a parent's link shows
+                                "source": parent.source if parent else "interactive"})
         linked = parent is not None and (sub_rows is not None or parent_page.exists())
         data.parent = Linked(row, parent_page.name if linked else None)
     _write_page(target, data, [file, *subs], render, prices)
@@ -282,8 +285,8 @@ def write_index(
         return None, written
     entries.sort(key=lambda entry: entry.row.get("last_activity") or "", reverse=True)
     summaries = habits(measured) if habits is not None else None
-    page = render_index(entries, measured.tokenizer, _chart(entries, prices), summaries, prices)
-    atomic_write(target, page.encode("utf-8"))
+    index = render_index(entries, measured.tokenizer, _chart(entries, prices), summaries, prices)
+    atomic_write(target, index.encode("utf-8"))
     return target, written
 
 
