@@ -206,7 +206,9 @@ def _report_from_rows(args: argparse.Namespace) -> int:
     note = "; ".join(f"{count:,} sessions counted with {name} left out" for name, count in left_out.items())
     sources = {"rows files": f"{rollup.files:,} read", "machines": f"{len(rollup.machines):,}",
                "people": f"{len(rollup.people):,}"}
-    report = Report(rollup.groups(), window, rollup.tokenizer(), note, sources)
+    tokenizer = rollup.tokenizer()
+    assert tokenizer is not None  # rows were summed, each counted with a tokenizer
+    report = Report(rollup.groups(), window, tokenizer, note, sources)
     if args.json:
         print_json({**report.to_json(), "rollup": rollup.to_json()})
     else:
@@ -284,6 +286,9 @@ def _remove_mark(args: argparse.Namespace) -> int:
     except OSError as error:
         say(f"could not store the marks: {error.strerror or error}")
         return 1
+    if removed is None:  # another run removed it since they were counted
+        say(f"no mark {args.remove}: `xshare mark` lists them")
+        return 2
     print(f"removed {mark_line(removed)}")
     return 0
 
