@@ -37,9 +37,10 @@ class _LazyCount:
 
     def __init__(self, choice) -> None:
         self.choice = choice
+        self.name = choice.name  # what its rows say, as the saved state does
         self._counter: Counter | None = None
 
-    def __call__(self, text: str) -> int:
+    def count(self, text: str) -> int:
         if self._counter is None:
             from xshare.measure.tokens import Counter
 
@@ -50,18 +51,22 @@ class _LazyCount:
         if self._counter is not None:
             self._counter.flush()
 
+    @property
+    def fallbacks(self) -> int:
+        return self._counter.fallbacks if self._counter is not None else 0
 
-def _resume(file, choice, count):
+
+def _resume(file, choice, counter: _LazyCount):
     from xshare.agents.claude_code.transcript import ClaudeTranscript
     from xshare.state.store import read_json
 
     saved = read_json(state_file(file.session_id))
     if isinstance(saved, dict) and saved.get("method") == METHOD_VERSION and saved.get("tokenizer") == choice.name:
         try:
-            return ClaudeTranscript.from_state(saved["reader"], file, count, choice.name)
+            return ClaudeTranscript.from_state(saved["reader"], file, counter)
         except (KeyError, TypeError, ValueError):
             pass  # a state from a broken write or an older layout: read the transcript again
-    return ClaudeTranscript(file, count, choice.name)
+    return ClaudeTranscript(file, counter)
 
 
 def is_current(path: Path, session_id: str, tokenizer: str | None = None) -> bool:
@@ -88,10 +93,10 @@ def update(path: Path, choice=None) -> SessionRow | None:
     with locked(live_dir() / f"{file_name(file.session_id)}.lock"):
         if is_current(path, file.session_id, choice.name):
             return None
-        count = _LazyCount(choice)
-        transcript = _resume(file, choice, count)
+        counter = _LazyCount(choice)
+        transcript = _resume(file, choice, counter)
         transcript.catch_up()
-        count.flush()  # the new counts, for the report and the other sessions' updates
+        counter.flush()  # the new counts, for the report and the other sessions' updates
         if transcript.unreadable:  # missing, unreadable, a folder, a FIFO: say so, keep what was measured
             log(f"transcript of session {file.session_id} could not be read ({transcript.unreadable}); "
                  "its live ledger is left as it was")
@@ -188,8 +193,8 @@ def live_row(session_id: str, choice=None) -> SessionRow | None:
     path = Path(saved_path) if isinstance(saved_path, str) else Path(f"{session_id}.jsonl")  # a summary of other shape
     file = describe(path)
     try:
-        # no bytes are read here, so no counter is needed
-        row = ClaudeTranscript.from_state(saved["reader"], file, None, choice.name).row()
+        # no bytes are read here, so the counter never loads its tokenizer
+        row = ClaudeTranscript.from_state(saved["reader"], file, _LazyCount(choice)).row()
     except (KeyError, TypeError, ValueError):
         return None
     return _with_family(row, file, choice, lambda path, choice: None)

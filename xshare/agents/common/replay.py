@@ -16,9 +16,11 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from xshare.agents.common.counting import TokenCounter
 from xshare.measure.agent_tools import explain_tool
 from xshare.measure.ledger import FIRST_CALL, Ledger, session_row
 from xshare.measure.plausible import call_counts
+from xshare.measure.row import SessionRow
 from xshare.measure.timestamps import refused
 from xshare.state.store import dumps, loads
 
@@ -134,8 +136,9 @@ def names_by(folder: Path, key: Callable[[str], str | None]) -> dict[str, tuple[
 class Replay:
     """One session's messages, in order, through a ledger with per-call bills."""
 
-    def __init__(self, agent: str, count: Callable[[str], int], problems: Counter, detail: bool = False) -> None:
-        self.agent, self.count, self.problems = agent, count, problems
+    def __init__(self, agent: str, counter: TokenCounter, problems: Counter, detail: bool = False) -> None:
+        self.agent, self.problems = agent, problems
+        self.count, self.tokenizer = counter.count, counter.name
         self.ledger = Ledger(overhead_mode=FIRST_CALL, detail=detail)
         self.pending: list[tuple[str, str, str | None, str | None]] = []
         self.tools: dict[str, tuple[str, object]] = {}  # call id -> (tool name, arguments)
@@ -217,11 +220,11 @@ class Replay:
         if text:
             self.ledger.add(category, self.count(text), key=key, thread=self.thread, label=label)
 
-    def row(self, session_id: str, source: str, tokenizer: str, parent: str | None = None,
-            usage_unknown: str | None = None) -> dict:
+    def row(self, session_id: str, source: str, parent: str | None = None,
+            usage_unknown: str | None = None) -> SessionRow:
         self.flush()
         row = session_row(self.ledger, session_id=session_id, agent=self.agent, source=source,
-                          tokenizer=tokenizer, parent=parent)
+                          tokenizer=self.tokenizer, parent=parent)
         if usage_unknown:
-            row[USAGE_UNKNOWN] = usage_unknown
+            row["usage_unknown"] = usage_unknown  # USAGE_UNKNOWN
         return row

@@ -5,5 +5,7 @@ from __future__ import annotations
 from xshare.agents.common import recognise
 from xshare.agents.common.file_agent import FileAgent
 from xshare.agents.openclaw import reader
+from xshare.agents.protocol import Adapter
 
 ADAPTER = FileAgent(reader, recognise.openclaw)
+_CHECKED: Adapter = ADAPTER  # mypy holds it to the protocol (the registry checks only names)

@@ -5,5 +5,7 @@ from __future__ import annotations
 from xshare.agents.common import recognise
 from xshare.agents.common.file_agent import FileAgent
 from xshare.agents.opencode import reader
+from xshare.agents.protocol import Adapter
 
 ADAPTER = FileAgent(reader, recognise.opencode)
+_CHECKED: Adapter = ADAPTER  # mypy holds it to the protocol (the registry checks only names)
