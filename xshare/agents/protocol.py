@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from xshare.agents.common.counting import TokenCounter
 from xshare.agents.common.stated import read_stated
 from xshare.measure.row import SessionRow
 from xshare.measure.tokens import TokenizerChoice
@@ -101,10 +102,10 @@ class Adapter(Protocol):
     def recognises(self, path: Path) -> bool:
         """A file of this agent's, by its content."""
 
-    def read(self, path: Path, choice: TokenizerChoice, problems: Counter,
+    def read(self, path: Path, counter: TokenCounter, problems: Counter,
              ledgers: dict | None = None) -> list[SessionRow]:
-        """Every session's row in one of its files, replayed into the ledger (with `ledgers`, their
-        ledgers by id)."""
+        """Every session's row in one of its files, replayed into the ledger and counted with the caller's
+        counter (with `ledgers`, their ledgers by id)."""
 
     def measure(self, looking: Looking) -> Gathered | None:
         """Every session's row (cached where it can); None when the user asked for none of its sessions."""

@@ -41,13 +41,14 @@ def ledger_pages(looking: Looking, folder: Path, problems: Counter, taken: set[s
     is added); the index's entries."""
     taken = set() if taken is None else taken
     entries = []
+    counter = session_counter.use(looking.choice)  # this process's, passed to every reader
     for adapter in REGISTRY:
         if adapter.kind == "transcripts" or looking.given(adapter.agent) == []:
             continue
         for path in adapter.discover(looking.given(adapter.agent)):
             found: Counter = Counter()
             ledgers: dict = {}
-            rows = adapter.read(path, looking.choice, found, ledgers)
+            rows = adapter.read(path, counter, found, ledgers)
             problems.update(found)
             for row in rows:
                 page = unique_page(folder, row["id"], taken)

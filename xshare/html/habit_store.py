@@ -12,6 +12,7 @@ from pathlib import Path
 
 from xshare import METHOD_VERSION
 from xshare.agents.claude_code import transcript as claude
+from xshare.agents.common import counting
 from xshare.agents.common.measured import Measured
 from xshare.agents.protocol import Looking
 from xshare.html.analysis import from_ledger
@@ -70,7 +71,7 @@ def _read(adapter, path: Path, where: Looking, wanted: set[str] | None, copied: 
             return [session_habits(data)]
         ledgers: dict = {}
         read: Counter = Counter()
-        rows = adapter.read(path, where.choice, read, ledgers)
+        rows = adapter.read(path, counting.use(where.choice), read, ledgers)  # this process's counter
         problems.update(read)
     except OSError:  # it went away or became unreadable since the report pass read it
         problems["sessions that could not be read again for their habits"] += 1

@@ -14,6 +14,7 @@ import re
 from pathlib import Path, PurePath
 
 from xshare.agents.claude_code import transcript as claude
+from xshare.agents.claude_code.adapter import ADAPTER as CLAUDE_CODE
 from xshare.agents.protocol import Looking
 from xshare.measure.ids import normal_id
 from xshare.sessions.registry import BY_AGENT
@@ -33,7 +34,7 @@ def project_names(looking: Looking) -> dict[tuple[str, str], str]:
 
 def _claude(given: list[str] | None) -> dict[str, str]:
     names: dict[str, str] = {}
-    for root in BY_AGENT["claude-code"].roots(given):
+    for root in CLAUDE_CODE.roots(given):
         for file in claude.discover([root]):
             try:
                 names[file.session_id] = file.path.relative_to(root).parts[0]
@@ -46,7 +47,7 @@ def _codex(given: list[str] | None) -> dict[str, str]:
     names: dict[str, str] = {}
     for path in BY_AGENT["codex"].discover(given):
         meta = _first_record(path)
-        payload = meta.get("payload") if isinstance(meta.get("payload"), dict) else meta  # the oldest: no payload
+        payload = value if isinstance(value := meta.get("payload"), dict) else meta  # the oldest: no payload
         session_id, cwd = payload.get("id"), payload.get("cwd")
         if isinstance(session_id, str) and isinstance(cwd, str) and cwd.strip():
             names[normal_id(session_id)] = PurePath(cwd.replace("\\", "/")).name or cwd

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import cast
 
 from xshare.agents.claude_code import transcript as claude
 from xshare.agents.claude_code.many import copy_source, find_sessions, measure_claude, measure_session, read_file
-from xshare.agents.common import counting as counter
 from xshare.agents.common import recognise
-from xshare.agents.protocol import Ambiguous, Found, Gathered, Looking
+from xshare.agents.common.counting import TokenCounter
+from xshare.agents.protocol import Adapter, Ambiguous, Found, Gathered, Looking
+from xshare.measure.row import SessionRow
 from xshare.measure.tokens import TokenizerChoice
 
 
@@ -37,9 +39,9 @@ class ClaudeCode:
     def recognises(self, path: Path) -> bool:
         return recognise.claude(path)
 
-    def read(self, path: Path, choice: TokenizerChoice, problems: Counter, ledgers: dict | None = None) -> list[dict]:
-        counter.use(choice)
-        transcript = read_file(claude.describe(path), detail=ledgers is not None)
+    def read(self, path: Path, counter: TokenCounter, problems: Counter,
+             ledgers: dict | None = None) -> list[SessionRow]:
+        transcript = read_file(claude.describe(path), counter, detail=ledgers is not None)
         counter.flush()
         problems.update(transcript.problems)
         row = transcript.row()
@@ -70,7 +72,8 @@ class ClaudeCode:
         roots = self.roots(looking.given(self.agent))
         if detail:  # its page measures it (and its subagents' files) itself: html/write.py
             file = _original(file, looking.choice, roots, problems)
-            return Found(self.agent, {"id": file.session_id}, Counter(), file.path, transcript=file)
+            only_id = cast(SessionRow, {"id": file.session_id})  # the page measures the rest from `transcript`
+            return Found(self.agent, only_id, Counter(), file.path, transcript=file)
         transcript, row, trouble = measure_session(file, looking.choice, roots=roots)
         if transcript.copies.copied and not transcript.ledger.calls:  # no call of its own: a copy?
             original = _original(file, looking.choice, roots, problems)
@@ -109,5 +112,5 @@ def _original(file: claude.TranscriptFile, choice: TokenizerChoice, roots: list[
     return source
 
 
-
 ADAPTER = ClaudeCode()
+_CHECKED: Adapter = ADAPTER  # mypy holds it to the protocol (the registry checks only names)

@@ -21,6 +21,7 @@ from xshare.agents.hermes import state_db as hermes
 from xshare.measure import tokens as tokenizers
 from xshare.measure.ids import key_path, path_key
 from xshare.measure.plausible import row_problem
+from xshare.measure.row import SessionRow
 from xshare.measure.timestamps import parse_time
 from xshare.state.store import atomic_write, dumps, read_json, state_dir
 
@@ -86,11 +87,11 @@ def _reaches(read_since: object, since: datetime | None) -> bool:
 
 def measure_hermes(
     databases: list[Path], choice: tokenizers.TokenizerChoice, since: datetime | None = None, use_cache: bool = True
-) -> tuple[list[dict], Counter]:
+) -> tuple[list[SessionRow], Counter]:
     """Rows of every session in these Hermes databases, counted with the same tokenizer as Claude's rows.
     A database is read again only when it (or its -wal) changed, or for a window reaching further back."""
     cached = _load_cache(choice, "hermes") if use_cache else {}
-    rows: list[dict] = []
+    rows: list[SessionRow] = []
     problems: Counter = Counter()
     fresh: dict[str, list] = {}
     for path in same_file.unique(databases):  # one database named twice is read once
@@ -100,7 +101,7 @@ def measure_hermes(
             fresh[path_key(path)] = entry
         else:
             current = counter.use(choice)
-            found, trouble = hermes.measure_hermes([path], current.count, current.name, since=since)
+            found, trouble = hermes.measure_hermes([path], current, since=since)
             choice = current.choice  # the vocabulary may have proved unusable on load
             counter.flush()
             fresh[path_key(path)] = [stamp, start, found, dict(trouble)]
@@ -111,12 +112,12 @@ def measure_hermes(
     return rows, problems
 
 
-def _read_agent_file(job: tuple[str, Path]) -> tuple[list[dict], dict]:
+def _read_agent_file(job: tuple[str, Path]) -> tuple[list[SessionRow], dict]:
     """One file of another agent (a worker's job): its rows and problems."""
     problems: Counter = Counter()
-    current = counter.current()  # made by the pool's initializer (or the caller, in this process)
+    current = counter.made()  # by the pool's initializer (or the caller, in this process)
     reader = importlib.import_module(job[0])  # by name: a job travels to a worker process as plain data
-    rows = reader.read(job[1], current.count, current.name, problems)
+    rows = reader.read(job[1], current, problems)
     current.flush()
     return rows, dict(problems)
 
@@ -129,14 +130,14 @@ def _read_agent_files(reader: str, todo: list[Path], total: int, workers: int | 
     context = counter.pool_context()
     counter.load_if_counting(total, workers)
     with ProcessPoolExecutor(workers, mp_context=context, initializer=counter.use,
-                             initargs=(counter.current().choice, counter.fast())) as pool:
+                             initargs=(counter.made().choice, counter.fast())) as pool:
         return list(pool.map(_read_agent_file, jobs))
 
 
 def measure_agent(
     adapter, files: list[Path], choice: tokenizers.TokenizerChoice, since: datetime | None = None,
     use_cache: bool = True, workers: int | None = None,
-) -> tuple[list[dict], Counter]:
+) -> tuple[list[SessionRow], Counter]:
     """Rows of another agent's files (sessions/registry.py), each read again only when it changed: a
     session file by its size and mtime, a database by its own and its -wal's (files last written
     before `since` cannot hold a session in it)."""
@@ -171,7 +172,7 @@ def measure_agent(
         problems.update(entry[2])
     if use_cache and todo:
         kept = {key: entry for key, entry in cached.items() if key_path(key).exists()}
-        _save_cache(counter.current().choice, {**kept, **fresh}, adapter.AGENT)
+        _save_cache(counter.made().choice, {**kept, **fresh}, adapter.AGENT)
     return rows, problems
 
 
