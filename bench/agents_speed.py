@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DEFAULT_VOCAB, process_tree  # noqa: E402
+from common import DEFAULT_VOCAB, Counted, process_tree  # noqa: E402
 
 SEED = Path(tempfile.mkdtemp(prefix="xshare-bench-seed-"))  # holds the parsed vocabulary, built once
 def tokenizer_limit(adapter, files: list[Path]) -> tuple[float, int, int]:
@@ -43,7 +43,7 @@ def tokenizer_limit(adapter, files: list[Path]) -> tuple[float, int, int]:
         return 0
 
     for path in files:
-        adapter.read(path, record, "record", Counter())
+        adapter.read(path, Counted(record, "record"), Counter())
     counter = tokens.Counter(tokens.choose())
     if counter.name != tokens.O200K:
         sys.exit(f"no o200k_base vocabulary ({counter.choice.note}); set XSHARE_VOCAB")

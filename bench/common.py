@@ -9,7 +9,18 @@ import shutil
 import statistics
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+
+
+class Counted:
+    """A reader's token counter from a plain function (xshare/agents/common/counting.py TokenCounter)."""
+
+    def __init__(self, count: Callable[[str], int], name: str) -> None:
+        self.count, self.name, self.fallbacks = count, name, 0
+
+    def flush(self) -> None:
+        pass
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "claude"
@@ -91,7 +102,7 @@ def distinct_texts(roots: list[Path]) -> list[str]:
         return 0
 
     for file in claude.discover([root / "projects" for root in roots]):
-        claude.ClaudeTranscript(file, record, "record").catch_up()
+        claude.ClaudeTranscript(file, Counted(record, "record")).catch_up()
     return list(texts.values())
 
 

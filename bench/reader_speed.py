@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from common import Counted  # bench/, the folder this script runs from
+
 from xshare.agents.claude_code import transcript as claude
 from xshare.measure import classify
 from xshare.state.store import loads
@@ -61,7 +63,7 @@ def zero(text: str) -> int:
 
 def read_ledgers(files: list[claude.TranscriptFile], count: Callable[[str], int] = remembered) -> int:
     for file in files:
-        claude.ClaudeTranscript(file, count, "none").catch_up()
+        claude.ClaudeTranscript(file, Counted(count, "none")).catch_up()
     return len(files)
 
 

@@ -14,7 +14,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 # C0 and C1 controls, DEL, and the format characters that reorder or hide text (bidi overrides, zero
 # widths, ...): none of them belongs in a report line
@@ -127,7 +127,7 @@ def wrap(text: str, width: int | None, indent: str = "") -> list[str]:
                          break_long_words=False) or [""]
 
 
-def table(header: tuple[str, ...], rows: list[tuple[str, ...]], width: int | None = None) -> list[str]:
+def table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]], width: int | None = None) -> list[str]:
     """Aligned text columns, the label to the left and the figures to the right, in `width` columns: one
     line a row when it fits; else each label on its own line above its figures, under headers broken over
     lines; else, narrowest, one figure a line. A row is never wider than the screen, so never wrapped."""
@@ -138,7 +138,7 @@ def table(header: tuple[str, ...], rows: list[tuple[str, ...]], width: int | Non
     return _listed_table(header, rows)
 
 
-def fitted_table(header: tuple[str, ...], rows: list[tuple[str, ...]], width: int | None,
+def fitted_table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]], width: int | None,
                  drop: tuple[int, ...]) -> tuple[list[str], list[str]] | None:
     """One line a row: the columns in `drop` (least useful first) are given up one by one until the rows fit
     `width`, as ccusage's tables do; the lines and the headers of the columns given up, or None when even
@@ -153,7 +153,7 @@ def fitted_table(header: tuple[str, ...], rows: list[tuple[str, ...]], width: in
     return None
 
 
-def _wide_table(header: tuple[str, ...], rows: list[tuple[str, ...]], label_width: int = 25) -> list[str]:
+def _wide_table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]], label_width: int = 25) -> list[str]:
     widths = [max([len(title)] + [len(row[index]) for row in rows]) for index, title in enumerate(header)]
     widths[0] = max(widths[0], label_width)  # the report's groups line up from table to table
 
@@ -165,7 +165,7 @@ def _wide_table(header: tuple[str, ...], rows: list[tuple[str, ...]], label_widt
     return [line(header), "  ".join("-" * width for width in widths), *(line(row) for row in rows)]
 
 
-def _stacked_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+def _stacked_table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str]:
     """Each label on a line of its own, the figures under headers broken into words."""
     import textwrap  # as in wrap(): kept off the status line's imports
 
@@ -185,7 +185,7 @@ def _stacked_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list
     return [header[0], *head, "  " + "  ".join("-" * width for width in widths), *body]
 
 
-def _listed_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+def _listed_table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str]:
     """Narrowest: each label, then one line per figure."""
     return [text for row in rows for text in
             (row[0], *(f"  {title}: {cell}" for title, cell in zip(header[1:], row[1:], strict=True)))]

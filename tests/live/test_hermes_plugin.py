@@ -95,7 +95,7 @@ def test_slash_command_answers_with_the_report_row(hermes_home: Path) -> None:
     plugins.invoke_hook("on_session_end", session_id=SESSION, task_id="t1", completed=True)
     handler = plugins.get_plugin_command_handler("xshare")
     text = plugins.resolve_plugin_command_result(handler(""))
-    rows, _ = measure_hermes([hermes_home / "state.db"], hermes_plugin._counter.count, hermes_plugin._counter.name)
+    rows, _ = measure_hermes([hermes_home / "state.db"], hermes_plugin._counter)
     row = next(row for row in rows if row["id"] == SESSION)
     assert f"Exploration: {row['exploration_share_of_context']:.1%} of the recorded context" in text
     assert f"{row['exploration_share_of_prompt']:.1%} of the billed prompt" in text

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from agent_fixtures import Counted
+
 from xshare.live import hermes_plugin
 from xshare.state.paths import file_name
 
@@ -48,7 +50,7 @@ def test_slash_xshare_prints_the_sessions_fields_escaped(tmp_path):
     db.message(hostile, "assistant", None, tool_calls=[call("read_file", {"path": "config.py"}, "c1")])
     db.message(hostile, "tool", read_result("1|import os"), tool_call_id="c1")
     db.close()
-    rows, _ = measure_hermes([tmp_path / "state.db"], len, "chars")
+    rows, _ = measure_hermes([tmp_path / "state.db"], Counted(len, "chars"))
     text = hermes_plugin.describe(rows[0], None, hostile)
     assert not any(ord(char) < 32 and char != "\n" or char == "\u202e" for char in text)
     first = text.split("\n")[0]

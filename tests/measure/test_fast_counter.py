@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+from agent_fixtures import Counted
 
 from tests.conftest import CORPUS, needs_corpus
 from xshare.agents.common import counting as counter
@@ -84,7 +85,7 @@ def test_every_distinct_text_of_the_corpus_counts_the_same() -> None:
 
     roots = sorted(path / "projects" for path in (CORPUS / "claude").iterdir() if (path / "projects").is_dir())
     for file in claude.discover(roots):
-        claude.ClaudeTranscript(file, record, "record").catch_up()
+        claude.ClaudeTranscript(file, Counted(record, "record")).catch_up()
     assert len(texts) > 1000
     assert differing(list(texts.values())) == []
 

@@ -12,6 +12,7 @@ import random
 from pathlib import Path
 
 import pytest
+from agent_fixtures import Counted
 from claude_2_1_fixtures import OVERHEAD, NewSession, Provider, chars
 
 from tests.agents.claude_code.test_reader_context import SentSession, b64, pdf, png, read_row
@@ -199,9 +200,9 @@ def test_a_resumed_session_split_anywhere_gives_the_same_row(tmp_path: Path):
     path, _, _ = a_resumed_session(tmp_path)
     whole, _ = read_row(path)
     target = tmp_path / "live" / path.name
-    transcript = ClaudeTranscript(describe(target), chars, "chars/4")
+    transcript = ClaudeTranscript(describe(target), Counted(chars, "chars/4"))
     for _ in append_in_pieces(path, target, random.Random(28), 30):
-        transcript = ClaudeTranscript.from_state(transcript.to_state(), describe(target), chars, "chars/4")
+        transcript = ClaudeTranscript.from_state(transcript.to_state(), describe(target), Counted(chars, "chars/4"))
         transcript.catch_up()
     assert transcript.row()["billed_tokens"] == whole["billed_tokens"]
 

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from agent_fixtures import codex_session, gemini_json, openclaw_session, opencode_db
+from agent_fixtures import Counted, codex_session, gemini_json, openclaw_session, opencode_db
 from hermes_fixtures import END_MARKER, SUMMARY, T0, HermesDb, call, read_result
 
 from xshare.agents.claude_code.pages import last_activity
@@ -250,8 +250,8 @@ def test_hermes_epoch_floats_at_0_negative_huge_or_text(tmp_path: Path, junk: ob
     hermes_sessions(clean, T0, [])
     damaged = HermesDb(tmp_path / "damaged.db", 22)
     hermes_sessions(damaged, junk, [T0 + 2, junk, T0 + 6, T0 + 8])
-    want, _ = measure_hermes([clean.close()], len, "chars")
-    got, problems = measure_hermes([damaged.close()], len, "chars")
+    want, _ = measure_hermes([clean.close()], Counted(len, "chars"))
+    got, problems = measure_hermes([damaged.close()], Counted(len, "chars"))
     assert {k: v for k, v in got[0].items() if k != "started_at"} == {
         k: v for k, v in want[0].items() if k != "started_at"}
     assert got[0]["started_at"] == timestamps.stamp(T0 + 2)  # the session's start, from its first message
@@ -274,8 +274,8 @@ def test_a_hermes_column_mixing_text_and_real_times_is_compared_as_times(tmp_pat
     clean, mixed = HermesDb(tmp_path / "clean.db", 22), HermesDb(tmp_path / "mixed.db", 22)
     in_place(clean, None)
     in_place(mixed, timestamps.utc_text(datetime.fromtimestamp(T0 + 9, timezone.utc)))  # the summary's clock
-    want, _ = measure_hermes([clean.close()], len, "chars")
-    got, problems = measure_hermes([mixed.close()], len, "chars")
+    want, _ = measure_hermes([clean.close()], Counted(len, "chars"))
+    got, problems = measure_hermes([mixed.close()], Counted(len, "chars"))
     assert got == want and not problems
 
 

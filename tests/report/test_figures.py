@@ -12,7 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from agent_fixtures import codex_session, codex_token_count, codex_usage, openclaw_session
+from agent_fixtures import Counted, codex_session, codex_token_count, codex_usage, openclaw_session
 from hermes_fixtures import HermesDb, call, read_result
 
 from xshare.agents.claude_code.usage import call_usage
@@ -92,14 +92,14 @@ def test_claude_calls_whose_parts_add_up_past_one_call_are_refused():
 
 def test_a_codex_call_billed_1e12_is_refused_and_the_rest_measured(tmp_path: Path):
     path, _ = codex_session(tmp_path / "clean")
-    clean = codex.read(path, len, "chars", Counter())[0]
+    clean = codex.read(path, Counted(len, "chars"), Counter())[0]
     lines = path.read_text().splitlines()
     huge = codex_usage(10 ** 12, 0, 5)
     total = {name: 10 ** 13 for name in huge}  # a new running total: a new request
     lines.insert(-1, json.dumps(codex_token_count(total, huge, 13)))
     path.write_text("\n".join(lines) + "\n")
     problems: Counter = Counter()
-    row = codex.read(path, len, "chars", problems)[0]
+    row = codex.read(path, Counted(len, "chars"), problems)[0]
     assert problems == {"codex calls with impossible token counts (not counted, no cap applied)": 1}
     assert row == clean
 
@@ -111,18 +111,18 @@ def test_an_openclaw_call_with_an_impossible_count_is_no_call(tmp_path: Path, ba
     entries[-1]["message"]["usage"]["cacheRead"] = bad
     write(path, entries)
     problems: Counter = Counter()
-    row = openclaw.read(path, len, "chars", problems)[0]
+    row = openclaw.read(path, Counted(len, "chars"), problems)[0]
     entries[-1]["message"]["usage"] = {"input": 0, "output": 0}  # the clean equivalent: a call billed nothing
-    clean = openclaw.read(write(path, entries), len, "chars", Counter())[0]
+    clean = openclaw.read(write(path, entries), Counted(len, "chars"), Counter())[0]
     assert problems == {"openclaw calls with impossible token counts (not counted, no cap applied)": 1}
     assert row == clean and row["api_calls"] == 2
 
 
 def test_a_hermes_session_with_an_impossible_count_is_counted_without_its_bill(tmp_path: Path):
     path = hermes_session(tmp_path / "state.db", tokens=(10 ** 12, 0, 0, 10))
-    rows, problems = measure_hermes([path], len, "chars")
+    rows, problems = measure_hermes([path], Counted(len, "chars"))
     clean_rows, clean_problems = measure_hermes([hermes_session(tmp_path / "clean.db", tokens=(0, 0, 0, 0))],
-                                                len, "chars")
+                                                Counted(len, "chars"))
     assert problems["Hermes sessions with impossible token counts (counted without their bill, no cap applied)"] == 1
     assert rows[0]["prompt_tokens_billed"] == 0
     assert {k: v for k, v in rows[0].items() if k != "usage"} == {k: v for k, v in clean_rows[0].items()

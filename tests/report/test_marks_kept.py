@@ -9,6 +9,7 @@ import json
 import pytest
 
 from xshare.cli import main
+from xshare.report import periods
 from xshare.report.periods import marks_path, read_marks
 
 READABLE = {"label": "added an index", "at": "2026-11-10T09:00:00+00:00"}
@@ -40,6 +41,21 @@ def test_marks_xshare_cannot_read_outlive_adding_and_removing(capsys):
     code, out, _ = mark(capsys, "--remove", "1")
     assert code == 0 and "added an index" in out
     assert stored()[:2] == [TYPO, NEWER] and [m["label"] for m in read_marks()] == ["pinned the model"]
+
+
+def test_a_mark_another_run_removed_meanwhile_is_said(capsys, monkeypatch):
+    """Between counting the marks and removing one, another `mark --remove` may take it: said, not a crash."""
+    marks_path().parent.mkdir(parents=True)
+    marks_path().write_text(json.dumps([READABLE]))
+    real = periods.remove_mark
+
+    def after_another_run(number: int) -> dict | None:
+        marks_path().write_text("[]")  # the other run got there first
+        return real(number)
+
+    monkeypatch.setattr(periods, "remove_mark", after_another_run)
+    code, out, err = mark(capsys, "--remove", "1")
+    assert code == 2 and out == "" and "no mark 1" in err and stored() == []
 
 
 @pytest.mark.parametrize("content", ['{"version": 3, "marks": []}', '[{"label": "half', "not json"])

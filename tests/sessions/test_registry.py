@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,36 @@ def test_the_registry_holds_six_adapters_with_the_whole_protocol():
 
     with pytest.raises(TypeError, match="adapter protocol"):
         check((*REGISTRY, Partial()))
+
+
+class Recording:
+    """A caller's token counter that keeps what it was given: one token a character."""
+
+    name, fallbacks = "one-per-character", 0
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.flushed = 0
+
+    def count(self, text: str) -> int:
+        self.texts.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        self.flushed += 1
+
+
+def test_each_adapter_reads_with_the_callers_counter(isolated_home: Path, tmp_path: Path):
+    """The counter is an object the caller passes down (issue 32), not one each adapter makes for itself:
+    every text of the file is counted by it, its name is the rows' tokenizer, and what it counted is flushed."""
+    files = every_agent(isolated_home, tmp_path)
+    for adapter in REGISTRY:
+        counter = Recording()
+        ledgers: dict = {}
+        rows = adapter.read(files[adapter.agent], counter, Counter(), ledgers)
+        assert rows and {row["tokenizer"] for row in rows} == {"one-per-character"}, adapter.agent
+        assert counter.texts and counter.flushed == 1, adapter.agent
+        assert set(ledgers) == {row["id"] for row in rows}, adapter.agent
 
 
 def test_session_by_path_is_told_by_content(isolated_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture):

@@ -55,8 +55,8 @@ def discover(homes: list[Path]) -> list[Path]:
     return sorted(path for home in homes for path in (home / "chats").glob("*.jsonl"))
 
 
-def read(path: Path, count, tokenizer: str, problems: Counter, ledgers: dict | None = None) -> list[dict]:
-    replay = Replay(TOOLS, count, problems, ledgers is not None)
+def read(path: Path, counter, problems: Counter, ledgers: dict | None = None) -> list[dict]:
+    replay = Replay(TOOLS, counter, problems, ledgers is not None)
     session_id = path.stem
     for record in json_objects(path.read_bytes(), problems, "Qwen Code chat"):
         if record["type"] == "qwen_session":
@@ -72,7 +72,7 @@ def read(path: Path, count, tokenizer: str, problems: Counter, ledgers: dict | N
                                                           "output": usage["output"]}, replay.seen(record["time"]))
         elif record["type"] == "tool":
             replay.tool_result(record["id"], record["output"])
-    row = replay.row(session_id, "interactive", tokenizer)
+    row = replay.row(session_id, "interactive")
     if ledgers is not None:
         ledgers[row["id"]] = replay.ledger
     return [row]

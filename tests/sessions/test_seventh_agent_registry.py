@@ -15,13 +15,13 @@ import pytest
 from tests.commands.test_cli import run
 from tests.html.test_pages import START, assert_page_equals_row, read_page
 from xshare.agents.common import counting
+from xshare.agents.common.counting import TokenCounter
 from xshare.agents.common.replay import Replay
 from xshare.agents.common.whole_files import WholeFiles
 from xshare.agents.protocol import Ambiguous, Found, Gathered, Looking
 from xshare.demo import TranscriptWriter, text
 from xshare.measure.ids import normal_id
 from xshare.measure.row import SessionRow
-from xshare.measure.tokens import TokenizerChoice
 from xshare.measure.tool_tables import tool_table
 from xshare.sessions import registry
 from xshare.state.paths import html_file
@@ -54,16 +54,16 @@ class Quill(WholeFiles):
     def recognises(self, path: Path) -> bool:
         return path.name.endswith(".quill.json")
 
-    def read(self, path: Path, choice: TokenizerChoice, problems: Counter,
+    def read(self, path: Path, counter: TokenCounter, problems: Counter,
              ledgers: dict | None = None) -> list[SessionRow]:
         chat = json.loads(path.read_text(encoding="utf-8"))
-        replay = Replay(self.tools, counting.use(choice).count, problems, detail=ledgers is not None)
+        replay = Replay(self.tools, counter, problems, detail=ledgers is not None)
         for turn in chat["turns"]:
             replay.add("conversation", turn["prompt"])
             replay.call(turn["billed"], {"input": turn["billed"], "output": 20}, replay.seen(turn["time"]))
             replay.add("exploration", turn["read"])  # what the model read: present from the next call
-        counting.flush()
-        row = replay.row(chat["id"], "interactive", choice.name)
+        counter.flush()
+        row = replay.row(chat["id"], "interactive")
         if ledgers is not None:
             ledgers[row["id"]] = replay.ledger
         return [row]  # type: ignore[list-item]
@@ -72,7 +72,7 @@ class Quill(WholeFiles):
         if looking.given(self.agent) == []:
             return None
         problems: Counter = Counter()
-        rows = [row for path in self.discover(None) for row in self.read(path, looking.choice, problems)]
+        rows = [row for path in self.discover(None) for row in self.read(path, counting.use(looking.choice), problems)]
         return Gathered(rows, problems, looking.choice, bool(rows), self.describe(None))
 
     def session_ids(self, looking: Looking) -> list[str]:
@@ -121,7 +121,7 @@ def quill(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Quill:
 def quill_row(quill: Quill, session_id: str) -> SessionRow:
     from xshare.measure import tokens
 
-    return quill.read(quill.home / f"{session_id}.quill.json", tokens.choose(), Counter())[0]
+    return quill.read(quill.home / f"{session_id}.quill.json", counting.use(tokens.choose()), Counter())[0]
 
 
 def test_session_finds_its_session_by_id_and_prefix(quill: Quill, capsys):

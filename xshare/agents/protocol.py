@@ -15,6 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from xshare.agents.common.counting import TokenCounter
 from xshare.measure.row import SessionRow
 from xshare.measure.tokens import TokenizerChoice
 
@@ -90,8 +91,11 @@ class Adapter(Protocol):
     flag: str  # the CLI option's dest (--codex-home -> codex_home)
     origin_label: str  # before the path a page says it was read from ("Hermes ")
     turn_markers: bool  # whether its records mark the person's turns (the page draws them)
-    # its tools by category (agents/<name>/tools.py), for `classify --jsonl`; None: judged by measure/classify.py
-    tools: ToolTable | None
+
+    @property
+    def tools(self) -> ToolTable | None:
+        """Its tools by category (agents/<name>/tools.py), for `classify --jsonl`; None: judged by
+        measure/classify.py."""
 
     def default_homes(self) -> list[Path]:
         """Where the agent keeps its records when the user names none."""
@@ -111,10 +115,10 @@ class Adapter(Protocol):
     def has_records(self, place: str) -> bool:
         """Whether a folder or file the user named holds any of its records (else a warning: a typo?)."""
 
-    def read(self, path: Path, choice: TokenizerChoice, problems: Counter,
+    def read(self, path: Path, counter: TokenCounter, problems: Counter,
              ledgers: dict | None = None) -> list[SessionRow]:
-        """Every session's row in one of its files, replayed into the ledger (with `ledgers`, their
-        ledgers by id)."""
+        """Every session's row in one of its files, replayed into the ledger and counted with the caller's
+        counter (with `ledgers`, their ledgers by id)."""
 
     def measure(self, looking: Looking) -> Gathered | None:
         """Every session's row (cached where it can); None when the user asked for none of its sessions."""

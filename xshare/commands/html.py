@@ -79,9 +79,10 @@ def _cli_html(args: HtmlOptions, say: Callable[[str], None], problems: Counter) 
 
         demo, root = temporary_demo_corpus()  # removed when this command returns
         choice = tokenizers.choose(estimate=args.estimate, vocab=args.vocab, remember=False)
-        homes = {agent: [] for agent in args.looking.homes} | demo_homes(root)
+        homes: dict[str, list[str] | None] = {agent: [] for agent in args.looking.homes}
+        homes.update(demo_homes(root))
         # the demo's most recent session is a short one; its largest shows every section
-        args = replace(args, looking=Looking(homes, choice, use_cache=False),  # type: ignore[arg-type]
+        args = replace(args, looking=Looking(homes, choice, use_cache=False),
                        session=args.session or (None if args.index else str(showcase(root))))
         out = out or html_dir() / "demo" / ("index.html" if args.index else "session.html")
 

@@ -12,6 +12,12 @@ from pathlib import Path
 from xshare.commands.common import looking, named_homes, price_table, print_json, report_problems, say, window_from
 from xshare.text import output_width, printable, printable_lines
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without loading typing at the CLI's start-up; checkers see True
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from xshare.measure.row import SessionRow
+
 
 def _refuse_rows_file(args: argparse.Namespace) -> bool:
     """Before measuring: True (after saying why) when --rows names a file xshare must not write."""
@@ -206,7 +212,9 @@ def _report_from_rows(args: argparse.Namespace) -> int:
     note = "; ".join(f"{count:,} sessions counted with {name} left out" for name, count in left_out.items())
     sources = {"rows files": f"{rollup.files:,} read", "machines": f"{len(rollup.machines):,}",
                "people": f"{len(rollup.people):,}"}
-    report = Report(rollup.groups(), window, rollup.tokenizer(), note, sources)
+    tokenizer = rollup.tokenizer()
+    assert tokenizer is not None  # rows were summed, each counted with a tokenizer
+    report = Report(rollup.groups(), window, tokenizer, note, sources)
     if args.json:
         print_json({**report.to_json(), "rollup": rollup.to_json()})
     else:
@@ -284,6 +292,9 @@ def _remove_mark(args: argparse.Namespace) -> int:
     except OSError as error:
         say(f"could not store the marks: {error.strerror or error}")
         return 1
+    if removed is None:  # another run removed it since they were counted
+        say(f"no mark {args.remove}: `xshare mark` lists them")
+        return 2
     print(f"removed {mark_line(removed)}")
     return 0
 
@@ -332,7 +343,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
     return 0
 
 
-def _shares_to_date(rows: list) -> list[str]:
+def _shares_to_date(rows: Iterable[SessionRow]) -> list[str]:
     """Each agent's interactive share over every row collected so far, in the registry's order."""
     from xshare.report.render import group_key, summarize
     from xshare.sessions.registry import REGISTRY

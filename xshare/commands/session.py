@@ -75,8 +75,8 @@ def _tool_verdict(call: dict, classify_tool) -> tuple[str, str]:
     category = classify_tool(name, tool_input)
     command = command_of(name, tool_input)
     if command is not None and name in ("Bash", "terminal"):
-        verdict = explain_command(command)
-        return category, f"{verdict.reason} (stage {verdict.stage!r}, word {verdict.word!r})"
+        judged = explain_command(command)
+        return category, f"{judged.reason} (stage {judged.stage!r}, word {judged.word!r})"
     return category, f"tool {name!r} is {category}"
 
 

@@ -13,6 +13,10 @@ import sys
 from xshare.commands.common import looking, price_table, print_json, say
 from xshare.text import fitted_table, output_width, pct, printable, printable_lines, table, wrap
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without loading typing at the CLI's start-up
+if TYPE_CHECKING:
+    from xshare.measure.row import SessionRow
+
 # a project folder longer than the first keeps its end, which tells projects apart; narrower terminals cut more
 PROJECT_CUTS = (28, 20, 14, 10)
 
@@ -69,7 +73,7 @@ def _kinds_words(counts: dict[str, int]) -> str:
     return f"{kinds_text(counts)} session{'s' if total != 1 else ''}"
 
 
-def _ordered(rows: list[dict], table, sort: str) -> list[dict]:
+def _ordered(rows: list[SessionRow], table, sort: str) -> list[SessionRow]:
     """Newest first; by cost: costliest first, those with no price after them (newest first among them)."""
     from xshare.measure.prices import row_cost
 
@@ -81,7 +85,7 @@ def _ordered(rows: list[dict], table, sort: str) -> list[dict]:
     return [newest[index] for index in order]
 
 
-def _entry(row: dict, names: dict, short: dict[str, str], table) -> dict:
+def _entry(row: SessionRow, names: dict, short: dict[str, str], table) -> dict:
     entry = {"id": row["id"], "short_id": short.get(row["id"], row["id"]), "started_at": row.get("started_at"),
              "agent": row["agent"], "source": row["source"], "parent": row.get("parent"),
              "api_calls": row["api_calls"], "prompt_tokens_billed": row["prompt_tokens_billed"],

@@ -100,7 +100,8 @@ KEYS = {"ByProject": lambda s: s[2], "ByDay": lambda s: s[0].strftime("%Y-%m-%d"
 
 
 def _expected(name: str) -> str:
-    total, count = defaultdict(int), defaultdict(int)
+    total: defaultdict[str, int] = defaultdict(int)
+    count: defaultdict[str, int] = defaultdict(int)
     for s in SAMPLE:
         total[KEYS[name](s)] += int((s[1] - s[0]).total_seconds()) // 60
         count[KEYS[name](s)] += 1

@@ -310,7 +310,7 @@ class TranscriptWriter:
 
     def write_result(self, tool_id: str, path: str, content: str, original: str | None = None) -> str:
         """A Write result (type create, or update when the file existed)."""
-        tur = {"type": "update" if original else "create", "filePath": path, "content": content,
+        tur: dict[str, object] = {"type": "update" if original else "create", "filePath": path, "content": content,
                "structuredPatch": [], "originalFile": original}
         msg = f"The file {path} has been updated." if original else f"File created successfully at: {path}"
         return self.tool_result(tool_id, msg, tur)

@@ -35,7 +35,7 @@ class Linked:
 class SessionData:
     """Everything the page shows, independent of the agent that recorded it."""
 
-    row: dict  # ledger.session_row(...), the same row `xshare session --json` prints
+    row: SessionRow  # ledger.session_row(...), the same row `xshare session --json` prints
     calls: list[dict]  # ledger.call_log
     markers: list[dict]  # ledger.markers
     carried: list[list]  # ledger.still_carried()
@@ -50,7 +50,7 @@ class SessionData:
     index_href: str | None = None
 
 
-def from_ledger(ledger: Ledger, row: dict, **options) -> SessionData:
+def from_ledger(ledger: Ledger, row: SessionRow, **options) -> SessionData:
     """A page input from any source's detailed ledger; options are SessionData's other fields.
 
     A Hermes ledger (SPREAD overhead) has no per-call usage and no prompt markers, and says so."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 from xshare.html.cells import esc
 from xshare.measure.ledger import bill_short
 from xshare.measure.prices import PriceTable, row_cost
+from xshare.measure.row import SessionRow
 from xshare.report.periods import period_of, split_by_period
 from xshare.report.render import READINGS, parse_time, summarize
 from xshare.report.session_dollars import PeriodDollars
@@ -28,7 +29,7 @@ def _x(index: int, count: int) -> float:
     return _LEFT + (span * index / (count - 1) if count > 1 else span / 2)
 
 
-def _figures(rows: list[dict], by: str) -> list[tuple[str, dict | None, list[dict]]]:
+def _figures(rows: list[SessionRow], by: str) -> list[tuple[str, dict | None, list[SessionRow]]]:
     """Per period: the interactive sessions' pooled figures (None without any) and those sessions."""
     result = []
     for period, members in split_by_period(rows, by).items():
@@ -41,7 +42,7 @@ def _figures(rows: list[dict], by: str) -> list[tuple[str, dict | None, list[dic
     return result
 
 
-def _calibration(rows: list[dict]) -> dict:
+def _calibration(rows: list[SessionRow]) -> dict:
     """Recorded / billed over the sessions whose bill explains their records, and how many are left out. A
     session whose records show more sent than was billed (ledger.bill_short: its shares are unknown) says
     nothing of how well the others are modelled, and alone lifts its period's line far above 100% (a Hermes
@@ -52,11 +53,17 @@ def _calibration(rows: list[dict]) -> dict:
     return {"calibration": context / prompt if prompt > 0 else None, "unexplained": len(rows) - len(explained)}
 
 
-def _pooled(rows: list[dict]) -> dict | None:
+def _pooled(rows: list[SessionRow]) -> dict | None:
     """Several agents' interactive sessions in one period: pooled as one group for the chart."""
     if not rows:
         return None
-    return next(iter(summarize([{**row, "agent": "all"} for row in rows]).values()))
+    return next(iter(summarize(map(_as_one_agent, rows)).values()))
+
+
+def _as_one_agent(row: SessionRow) -> SessionRow:
+    pooled = row.copy()
+    pooled["agent"] = "all"
+    return pooled
 
 
 def _lines(points: list[tuple[float, float]], colour: str) -> str:
@@ -125,7 +132,7 @@ def _labels(periods: list[str], counts: list[int], unexplained: list[int]) -> st
     return "".join(out)
 
 
-def chart_html(rows: list[dict], marks: list[dict], page_of: dict[str, str], by: str = "week",
+def chart_html(rows: list[SessionRow], marks: list[dict], page_of: dict[str, str], by: str = "week",
                prices: PriceTable | None = None) -> str:
     """The chart and, under it, each period's sessions linked to their pages (`page_of`: id -> file), with
     what they cost at list price when `prices` is given."""
@@ -165,7 +172,7 @@ def _left_out(figures: list) -> str:
             "the calibration (their shares are unknown: the records cannot explain the bill). " if left_out else "")
 
 
-def _period_list(period: str, members: list[dict], page_of: dict[str, str], prices: PriceTable | None) -> str:
+def _period_list(period: str, members: list[SessionRow], page_of: dict[str, str], prices: PriceTable | None) -> str:
     links = ", ".join(f'<a href="{esc(page_of[row["id"]])}">{esc(row["id"][:8])}</a>'
                       for row in members if row["id"] in page_of) or "none with a page"
     cost = ""

@@ -33,8 +33,10 @@ def habit_summaries(where: Looking, wanted: set[str] | None, problems: Counter) 
             continue
         for path in adapter.detailed_files(where):
             key = _key(path)
-            kept = cache.get(key) if key else None
-            if kept is None and key:
+            if not key:
+                continue  # gone: not measured, not cached
+            kept = cache.get(key)
+            if kept is None:
                 kept = _read(adapter, path, where, wanted, problems)
             if kept is None:
                 continue  # gone, unreadable, or a transcript outside the window: not measured, not cached

@@ -42,7 +42,7 @@ def _in_order(entries: list[Linked], nested: bool) -> list[tuple[Linked, bool]]:
 
     def parent_of(entry: Linked) -> str | None:
         parent = entry.row.get("parent")
-        return parent if parent != entry.row["id"] and counts.get(parent) == 1 else None
+        return parent if parent is not None and parent != entry.row["id"] and counts.get(parent) == 1 else None
 
     children: dict[str, list[Linked]] = {}
     for entry in entries:

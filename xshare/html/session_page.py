@@ -37,6 +37,7 @@ from xshare.html.cells import (
 from xshare.html.index_page import sessions_table
 from xshare.measure.ledger import CATEGORIES
 from xshare.measure.prices import PriceTable, row_cost
+from xshare.measure.row import SessionRow
 from xshare.report.dollars import exploration_dollars, money
 from xshare.report.render import READINGS
 from xshare.text import pct
@@ -65,7 +66,7 @@ def _band(value: float | None) -> str:
     return f'<ul class="band">{"".join(items)}</ul>'
 
 
-def _dollars(row: dict, prices: PriceTable) -> tuple[tuple[str, str, str], tuple[str, str]]:
+def _dollars(row: SessionRow, prices: PriceTable) -> tuple[tuple[str, str, str], tuple[str, str]]:
     """The header's tile and fact on dollars (html/index_page.py's column says the same): the whole, the
     prompt and exploration's part at list price, with the table that priced them; unknown and why, never $0."""
     priced = row_cost(row, prices)
@@ -217,10 +218,10 @@ def _chart(data: SessionData, rebuilds: list) -> str:
         out.append(f'<rect class="hit" x="{left + column * cw:.1f}" y="{top}" width="{cw:.2f}" height="{height}">'
                    f'<title>{name}: billed {num(billed[column])}; {parts}</title></rect>')
     for index in sorted({0, columns // 4, columns // 2, 3 * columns // 4, columns - 1}):
-        call = total if index == columns - 1 else index * per + 1  # the axis ends at the last call
+        number = total if index == columns - 1 else index * per + 1  # the axis ends at the last call
         # the last call's number ends at the plot's edge, so that no part of it is cut off
         x, anchor = (left + width, "end") if index == columns - 1 else (left + (index + 0.5) * cw, "middle")
-        out.append(f'<text x="{x:.1f}" y="302" text-anchor="{anchor}">{call:,}</text>')
+        out.append(f'<text x="{x:.1f}" y="302" text-anchor="{anchor}">{number:,}</text>')
     out.append("</svg>")
     return "".join(out)
 
@@ -255,7 +256,7 @@ def _composition(data: SessionData, rebuilds: list) -> str:
     lines = []
     for category in CATEGORIES:
         billed, first = row["billed_tokens"].get(category, 0), row["first_time_tokens"].get(category)
-        first_cell = (datum(f"first-{category}", first, num(first)) if category not in ("overhead", "inherited")
+        first_cell = (datum(f"first-{category}", first, num(first or 0)) if category not in ("overhead", "inherited")
                       else "\u2014")  # neither is in the file: never read there for a first time
         lines.append(f'<tr><td class="nowrap">{swatch(category)}{LABELS[category]}</td>'
                      f'<td class="n">{datum(f"billed-{category}", billed, num(billed))}</td>'

@@ -24,6 +24,7 @@ from xshare.html.chart import chart_html
 from xshare.html.index_page import render_index
 from xshare.html.session_page import render_session
 from xshare.measure.prices import PriceTable
+from xshare.measure.row import SessionRow
 from xshare.report.periods import read_marks
 from xshare.sessions import registry
 from xshare.state.paths import home as user_home
@@ -49,6 +50,8 @@ def page_data(found: Found, adapter: Adapter, origin: Callable[[Path], str] = sh
     current = session_counter.current()
     note = current.choice.note if current else ""
     shown = f"{adapter.origin_label}{origin(found.path)}" if found.path is not None else adapter.origin_label
+    if found.ledger is None:
+        raise ValueError(f"no ledger for the page of {found.row['id']}: ask its adapter's detail first")
     return from_ledger(found.ledger, found.row, origin=shown, tokenizer_note=note, problems=dict(found.problems),
                        turn_markers=adapter.turn_markers)
 
@@ -116,7 +119,7 @@ def _page_stamp(path: Path) -> str | None:
 
 def write_page(found: Found, adapter: Adapter, looking: Looking, out: Path | None = None, *,
                origin: Callable[[Path], str] = shown_path, problems: Counter | None = None,
-               prices: PriceTable | None = None, index_rows: dict[str, dict] | None = None) -> Path:
+               prices: PriceTable | None = None, index_rows: dict[str, SessionRow] | None = None) -> Path:
     """Write the page of a session found with its ledger, and its children's pages beside it (each read in
     detail by its adapter, what went wrong added to `problems`).
 
@@ -199,8 +202,8 @@ def write_index(looking: Looking, out: Path | None = None, origin: Callable[[Pat
     summaries = habits() if habits is not None else None
     current = session_counter.current()
     tokenizer = current.choice if current else looking.choice
-    page = render_index(entries, tokenizer, _chart(entries, prices), summaries, prices)
-    atomic_write(target, page.encode("utf-8"))
+    index_html = render_index(entries, tokenizer, _chart(entries, prices), summaries, prices)
+    atomic_write(target, index_html.encode("utf-8"))
     return target, written
 
 

@@ -47,11 +47,12 @@ def start_build(root: str | None = None) -> bool:
         return False
     code = ("import sys; sys.path.insert(0, sys.argv[1]); from xshare.install.plugin_env_build import main; "
             "sys.exit(main(sys.argv[2:]))")
-    detach = ({"creationflags": subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP}
-              if os.name == "nt" else {"start_new_session": True})
+    flags = 0
+    if sys.platform == "win32":  # a statement, not an expression, so the type checker skips it elsewhere
+        flags = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP
     subprocess.Popen([sys.executable, "-c", code, plugin_env.package_root(), "build", root, data],
                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                     close_fds=True, **detach)
+                     close_fds=True, creationflags=flags, start_new_session=sys.platform != "win32")
     return True
 
 

@@ -31,17 +31,24 @@ def _skip(text: str, at: int) -> int:
     return at
 
 
+def _end(token: re.Pattern, text: str, at: int) -> int:
+    """Where the token starting at `at` ends (the text is valid JSON, so one starts there)."""
+    found = token.match(text, at)
+    assert found is not None, f"no JSON token at {at}"
+    return found.end()
+
+
 def _value_end(text: str, at: int) -> int:
     """Where the JSON value starting at `at` ends (text is valid JSON)."""
     if text[at] == '"':
-        return _STRING.match(text, at).end()
+        return _end(_STRING, text, at)
     if text[at] not in "[{":
-        return _LITERAL.match(text, at).end()
+        return _end(_LITERAL, text, at)
     depth = 0
     while True:
         char = text[at]
         if char == '"':
-            at = _STRING.match(text, at).end()
+            at = _end(_STRING, text, at)
             continue
         depth += char in "[{"
         depth -= char in "]}"
@@ -55,7 +62,7 @@ def members(text: str) -> tuple[int, int, list[Member]]:
     opening = _skip(text, 0)
     at, found = _skip(text, opening + 1), []
     while text[at] != "}":
-        key_end = _STRING.match(text, at).end()
+        key_end = _end(_STRING, text, at)
         value_start = _skip(text, _skip(text, key_end) + 1)
         value_end = _value_end(text, value_start)
         found.append(Member(json.loads(text[at:key_end]), at, value_start, value_end))
@@ -85,7 +92,7 @@ def _style(text: str) -> tuple[str | None, str]:
     if not found:
         return "  ", ": "  # Claude Code writes two spaces
     first = found[0]
-    key_end = _STRING.match(text, first.start).end()
+    key_end = _end(_STRING, text, first.start)
     colon = text[key_end:first.value_start]
     colon = colon if "\n" not in colon else ": "
     unit = _indent_of(text, first.start) if "\n" in text[opening:first.start] else None

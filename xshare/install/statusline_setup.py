@@ -13,6 +13,7 @@ import json
 import os
 import shlex
 from pathlib import Path
+from typing import TypeGuard
 
 from xshare.install import plugin_env, settings_file, settings_json
 from xshare.install.settings_file import SettingsError
@@ -33,11 +34,12 @@ _ABSENT = object()
 def settings_path() -> Path:
     configured = os.environ.get("CLAUDE_CONFIG_DIR", "").split(",")[0].strip()
     home = user_home()
-    if not configured and home is None:
+    if configured:
+        return Path(configured).expanduser() / "settings.json"
+    if home is None:
         raise SettingsError("no home folder to find Claude Code's settings in (HOME is unset and this user has "
                             "no passwd entry); set CLAUDE_CONFIG_DIR")
-    base = Path(configured).expanduser() if configured else home / ".claude"
-    return base / "settings.json"
+    return home / ".claude" / "settings.json"
 
 
 def _record_path() -> Path:
@@ -85,7 +87,7 @@ def _describe(entry: object) -> str:
     return str(entry.get("command", entry)) if isinstance(entry, dict) else str(entry)
 
 
-def is_ours(entry: object) -> bool:
+def is_ours(entry: object) -> TypeGuard[dict]:
     return isinstance(entry, dict) and MARKER in str(entry.get("command", "")) and "xshare" in str(entry["command"])
 
 
@@ -156,11 +158,12 @@ def _load_record() -> dict | None:
 
 def _save_record(record: dict | None, raw: bytes | None = None) -> None:
     """Write the record (or put back the raw bytes of the one before it, or none)."""
-    if record is None and raw is None:
+    if record is not None:
+        raw = json.dumps({"version": RECORD_VERSION, **record}, ensure_ascii=False).encode()
+    if raw is None:
         _record_path().unlink(missing_ok=True)
         return
-    data = raw if record is None else json.dumps({"version": RECORD_VERSION, **record}, ensure_ascii=False).encode()
-    atomic_write(_record_path(), data)
+    atomic_write(_record_path(), raw)
 
 
 def _record_bytes() -> bytes | None:
@@ -226,6 +229,7 @@ def remove() -> tuple[int, str]:
         settings_file.check_writable(target)
     except SettingsError as error:
         return 1, str(error)
+    assert text is not None  # a file that holds xshare's status line
     new_text, done = _undo(text, settings, record)
     try:
         if new_text is None:

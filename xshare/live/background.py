@@ -42,10 +42,12 @@ def start() -> bool:
         return False
     package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     code = "import sys; sys.path.insert(0, sys.argv[1]); from xshare.live.background import main; sys.exit(main())"
-    detach = ({"creationflags": subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP}
-              if os.name == "nt" else {"start_new_session": True})  # outlives `claude -p`'s hook teardown
+    flags = 0
+    if sys.platform == "win32":  # a statement, not an expression, so the type checker skips it elsewhere
+        flags = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP
     subprocess.Popen([sys.executable, "-c", code, package], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                     stderr=subprocess.DEVNULL, close_fds=True, **detach)
+                     stderr=subprocess.DEVNULL, close_fds=True, creationflags=flags,
+                     start_new_session=sys.platform != "win32")  # outlives `claude -p`'s hook teardown
     return True
 
 

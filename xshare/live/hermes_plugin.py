@@ -23,6 +23,10 @@ from pathlib import Path
 
 from xshare.text import pct, printable, usage_kinds
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without loading typing (Hermes's start-up); checkers see True
+if TYPE_CHECKING:
+    from xshare.measure.row import SessionRow
+
 # Hermes imports this module at its start-up (an enabled plugin), so the rest of xshare is imported inside
 # the functions that need it: a hook counts with nothing more, /xshare loads the reader and tokenizer
 
@@ -112,10 +116,10 @@ def _on_api_response(session_id=None, task_id=None, usage=None, model=None, plat
         return
     prompt = 0
     if isinstance(usage, dict):
-        prompt = usage.get("prompt_tokens")
-        if not isinstance(prompt, int):
-            prompt = sum(value for name in ("input_tokens", "cache_read_tokens", "cache_write_tokens")
-                         if isinstance(value := usage.get(name), int))
+        given = usage.get("prompt_tokens")
+        prompt = given if isinstance(given, int) else sum(
+            value for name in ("input_tokens", "cache_read_tokens", "cache_write_tokens")
+            if isinstance(value := usage.get(name), int))
     with _lock:
         record["calls"] += 1
         record["prompt_tokens"] += max(prompt, 0)
@@ -229,7 +233,7 @@ def _quiet(_message: str) -> None:
     """A count store that cannot be written only costs counting again: nothing to show the user."""
 
 
-def measure_session(session_id: str, database: Path | None = None) -> tuple[dict | None, Counter]:
+def measure_session(session_id: str, database: Path | None = None) -> tuple[SessionRow | None, Counter]:
     """The session's row from state.db (read-only), by the same code as `xshare report`."""
     global _counter
     from xshare.agents.hermes.state_db import read_database
@@ -242,12 +246,12 @@ def measure_session(session_id: str, database: Path | None = None) -> tuple[dict
     if not path.is_file():
         problems[f"no Hermes database at {path}"] += 1
         return None, problems
-    rows = read_database(path, _counter.count, _counter.name, problems, only=session_id)
+    rows = read_database(path, _counter, problems, only=session_id)
     _counter.flush()  # counts kept for the next /xshare and for `xshare report`
     return (rows[0] if rows else None), problems
 
 
-def describe(row: dict | None, live: dict | None, session_id: str) -> str:
+def describe(row: SessionRow | None, live: dict | None, session_id: str) -> str:
     """What /xshare prints: this session's shares, calibration and calls."""
     if row is None:
         return f"xshare: nothing recorded in state.db yet for session {printable(session_id)}."
@@ -276,7 +280,7 @@ def describe(row: dict | None, live: dict | None, session_id: str) -> str:
     return "\n".join(lines)
 
 
-def _cache_lines(row: dict, live: dict | None) -> list[str]:
+def _cache_lines(row: SessionRow, live: dict | None) -> list[str]:
     """What the Claude Code status line's {session}, {last}, {rebuilds} and {nudge} say, as far as Hermes's
     data goes: state.db's totals by kind; the last call and the rebuilds only from the live hooks."""
     from xshare.measure.economics import Watch, weighted
@@ -296,7 +300,7 @@ def _cache_lines(row: dict, live: dict | None) -> list[str]:
     return lines
 
 
-def _part(row: dict, category: str) -> float | None:
+def _part(row: SessionRow, category: str) -> float | None:
     context = row["context_tokens"]
     return row["billed_tokens"][category] / context if context else None
 

@@ -24,6 +24,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without loading typing (a few ms o
 if TYPE_CHECKING:  # a hot path: the types only for the type checker, never loaded by the idle call
     from xshare.live.summary import LiveSummary
     from xshare.measure.row import SessionRow
+    from xshare.measure.tokens import Counter
 
 # the reader, the tokenizer and orjson are imported only once there is work to do: the idle call
 # (nothing appended since the last one) is the common case and must stay cheap
@@ -34,9 +35,10 @@ class _LazyCount:
 
     def __init__(self, choice) -> None:
         self.choice = choice
-        self._counter = None
+        self.name = choice.name  # what its rows say, as the saved state does
+        self._counter: Counter | None = None
 
-    def __call__(self, text: str) -> int:
+    def count(self, text: str) -> int:
         if self._counter is None:
             from xshare.measure.tokens import Counter
 
@@ -47,18 +49,22 @@ class _LazyCount:
         if self._counter is not None:
             self._counter.flush()
 
+    @property
+    def fallbacks(self) -> int:
+        return self._counter.fallbacks if self._counter is not None else 0
 
-def _resume(file, choice, count):
+
+def _resume(file, choice, counter: _LazyCount):
     from xshare.agents.claude_code.transcript import ClaudeTranscript
     from xshare.state.store import read_json
 
     saved = read_json(state_file(file.session_id))
     if isinstance(saved, dict) and saved.get("method") == METHOD_VERSION and saved.get("tokenizer") == choice.name:
         try:
-            return ClaudeTranscript.from_state(saved["reader"], file, count, choice.name)
+            return ClaudeTranscript.from_state(saved["reader"], file, counter)
         except (KeyError, TypeError, ValueError):
             pass  # a state from a broken write or an older layout: read the transcript again
-    return ClaudeTranscript(file, count, choice.name)
+    return ClaudeTranscript(file, counter)
 
 
 def is_current(path: Path, session_id: str, tokenizer: str | None = None) -> bool:
@@ -74,7 +80,7 @@ def is_current(path: Path, session_id: str, tokenizer: str | None = None) -> boo
             and tokenizer in (None, summary.get("tokenizer")))
 
 
-def update(path: Path, choice=None) -> dict | None:
+def update(path: Path, choice=None) -> SessionRow | None:
     """Bring one transcript's live state up to date; returns its row (None if it already was)."""
     from xshare.agents.claude_code.transcript import describe
     from xshare.measure import tokens
@@ -85,10 +91,10 @@ def update(path: Path, choice=None) -> dict | None:
     with locked(live_dir() / f"{file_name(file.session_id)}.lock"):
         if is_current(path, file.session_id, choice.name):
             return None
-        count = _LazyCount(choice)
-        transcript = _resume(file, choice, count)
+        counter = _LazyCount(choice)
+        transcript = _resume(file, choice, counter)
         transcript.catch_up()
-        count.flush()  # the new counts, for the report and the other sessions' updates
+        counter.flush()  # the new counts, for the report and the other sessions' updates
         if transcript.unreadable:  # missing, unreadable, a folder, a FIFO: say so, keep what was measured
             log(f"transcript of session {file.session_id} could not be read ({transcript.unreadable}); "
                  "its live ledger is left as it was")
@@ -132,7 +138,7 @@ def summary(row: SessionRow, offset: int, path: Path, mtime_ns: int | None = Non
     }
 
 
-def _economics(row: dict, watch) -> dict:
+def _economics(row: SessionRow, watch) -> dict:
     """The cache figures the status line shows (`{last}`, `{session}`, `{nudge}`, `{rebuilds}`), by the
     HTML page's weights and rules; a rebuild is `rebuild_now` while it is the latest call, so the line
     shows it with its cause once, at the next update, and not again after the next call."""

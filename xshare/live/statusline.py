@@ -126,7 +126,8 @@ def cache_fields(saved: LiveSummary, colour: bool) -> dict[str, str]:
 
 def fields(payload: dict, saved: LiveSummary | None, colour: bool) -> dict[str, str]:
     """Every value a format string may name, as text."""
-    window = payload.get("context_window") if isinstance(payload.get("context_window"), dict) else {}
+    window = payload.get("context_window")
+    window = window if isinstance(window, dict) else {}
     used = window.get("used_percentage")
     values = {"window": f" · ctx {used:.0f}%" if isinstance(used, (int, float)) else "", "behind": "",
               "context": "?", "bill": "?", "calib": "?", "calls": "0", "compactions": "0", "tokenizer": "",
@@ -258,7 +259,7 @@ def saved_summary(payload: dict) -> LiveSummary | None:
     if not isinstance(session, str) or not session:
         return None
     try:
-        saved = json.loads(read_regular(line_file(session)))  # a FIFO in its place is refused, not waited on
+        saved: LiveSummary | None = json.loads(read_regular(line_file(session)))  # a FIFO is refused, not waited on
     except (OSError, ValueError):
         return None
     return saved if isinstance(saved, dict) else None
@@ -295,7 +296,8 @@ def render(payload: dict, line_format: str = DEFAULT_FORMAT, second: str | None 
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    line_format, second = DEFAULT_FORMAT, DEFAULT_LINE2
+    line_format = DEFAULT_FORMAT
+    second: str | None = DEFAULT_LINE2
     if "--format" in args and args.index("--format") + 1 < len(args):
         line_format = args[args.index("--format") + 1]
     if "--line2" in args and args.index("--line2") + 1 < len(args):

@@ -67,7 +67,8 @@ def encode_block(entries: Iterable[tuple[int, int]]) -> bytes:
 def decode_blocks(data: bytes) -> tuple[list[tuple[array, array]], int, bool]:
     """The intact blocks from the start, the bytes they span, and whether what follows them is
     garbage (True) rather than nothing or one torn block at the end (an append in progress, a full disk)."""
-    blocks, at = [], 0
+    blocks: list[tuple[array, array]] = []
+    at = 0
     while at < len(data):
         if len(data) - at < _HEADER.size:
             return blocks, at, False

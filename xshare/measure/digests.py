@@ -24,7 +24,7 @@ import base64
 import sys
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from hashlib import blake2b
 
 _PER_BUCKET = 512  # keys a bucket holds on average before the buckets double
@@ -109,7 +109,7 @@ class DigestMap:
         self._keys, self._values = [], []
         for index in range(len(old_keys)):
             keys, values = old_keys[index], old_values[index]
-            old_keys[index] = old_values[index] = None
+            old_keys[index] = old_values[index] = array("Q")  # let go of the old bucket now
             middle = bisect_left(keys, (2 * index + 1) << shift)
             self._keys += [keys[:middle], keys[middle:]]
             self._values += [values[:middle * width], values[middle * width:]]
@@ -197,29 +197,36 @@ class KeyMap:
         self.digests: DigestMap | None = None
 
     def __len__(self) -> int:
-        return len(self.plain) if self.plain is not None else len(self.digests)
+        return len(self.plain) if self.plain is not None else len(self._held())
+
+    def _held(self) -> DigestMap:
+        """The digests, once the keys outgrew the plain dict (which is then None)."""
+        assert self.digests is not None
+        return self.digests
 
     def put(self, key: str, values: Iterable[int] = ()) -> bool:
         """Hold the key with these values, replacing those it held; whether it was new."""
         plain = self.plain
         if plain is None:
-            return self.digests.put(digest(key), values)
+            return self._held().put(digest(key), values)
         new = key not in plain
         plain[key] = list(values) if self.width else ()
         if new and len(plain) > PLAIN_KEYS:
             self._to_digests()
         return new
 
-    def get(self, key: str) -> list[int] | None:
-        return self.plain.get(key) if self.plain is not None else self.digests.get(digest(key))
+    def get(self, key: str) -> Sequence[int] | None:
+        return self.plain.get(key) if self.plain is not None else self._held().get(digest(key))
 
     def add(self, key: str, value: str) -> None:
         """A multimap's key holds one more key (value), after those it holds."""
         plain = self.plain
         if plain is None:
-            self.digests.add(digest(key), (digest(value),))
+            self._held().add(digest(key), (digest(value),))
             return
-        plain.setdefault(key, []).append(value)
+        held = plain.setdefault(key, [])
+        assert isinstance(held, list)  # a multimap's plain values are lists
+        held.append(value)
         if len(plain) > PLAIN_KEYS:
             self._to_digests()
 
@@ -229,7 +236,7 @@ class KeyMap:
         if self.plain is not None:
             kept.plain = {key: self.plain[key] for key in wanted if key in self.plain}
         else:
-            items = ((named, value) for named in map(digest, wanted) for value in self.digests.values_of(named))
+            items = ((named, value) for named in map(digest, wanted) for value in self._held().values_of(named))
             kept.plain, kept.digests = None, DigestMap.of_items(items, 1, "Q")
         return kept
 
@@ -237,9 +244,10 @@ class KeyMap:
         """A multimap's every value: keys as text while plain, else their digests."""
         if self.plain is not None:
             return [value for values in self.plain.values() for value in values]
-        return [value for _, (value,) in self.digests.items()]
+        return [value for _, (value,) in self._held().items()]
 
     def _to_digests(self) -> None:
+        assert self.plain is not None
         if self.multi:
             items = ((digest(key), (digest(value),)) for key, values in self.plain.items() for value in values)
             self.digests = DigestMap.of_items(items, 1, "Q")
@@ -250,7 +258,7 @@ class KeyMap:
 
     def saved(self) -> list | dict | str:
         if self.plain is None:
-            return self.digests.text()
+            return self._held().text()
         if self.width or self.multi:
             return self.plain
         return sorted(self.plain)

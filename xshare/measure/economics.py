@@ -210,7 +210,7 @@ class Watch:
         if self.last is None:
             return None
         measured = self.after is not None
-        after = self.after if measured else self.last["carried"]
-        since = self.calls - (self.compacted_at if measured else 0)
+        after = self.after if self.after is not None else self.last["carried"]
+        since = self.calls - (self.compacted_at or 0)
         found = compaction_nudge(max(self.last["prompt"], after), after, self.written[1] > self.written[0], since)
         return found and {**found, "basis": "measured" if measured else "floor"}

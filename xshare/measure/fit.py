@@ -29,7 +29,7 @@ was sent is dropped:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Set
 
 from xshare.measure.present import CATEGORY, COMPACTABLE, Messages, key_digest
 
@@ -71,7 +71,7 @@ class Thread:
         self.sums[category] += tokens
         self.total += tokens
 
-    def compact(self, keep: set[int], removed: Removed) -> None:
+    def compact(self, keep: Set[int], removed: Removed) -> None:
         """Every compactable message goes but those whose key digest is in `keep`."""
         self._keep_only([not kind & COMPACTABLE or key in keep for kind, _, key in self.present.iterate()], removed)
 
@@ -134,6 +134,7 @@ class Thread:
         elif estimate < self.overhead and (self.fresh or switched):
             self._new_epoch(estimate, floor=self.fresh)
         self.fresh = False
+        assert self.overhead is not None  # the first call's epoch set it
         over = self._over(bill, rounding)
         if over > 0:
             over -= self._shrink_estimates(over)

@@ -12,6 +12,8 @@ exceeds its bill. The ledger takes one event at a time and its whole state round
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from xshare import METHOD_VERSION
 from xshare.measure import fit
 from xshare.measure.digests import KeptKeys
@@ -331,7 +333,7 @@ def bill_short(context: int, prompt: int) -> bool:
     return prompt > 0 and context > prompt * (1 + ROUNDING_ALLOWANCE)
 
 
-def set_shares(row: dict) -> dict:
+def set_shares(row: SessionRow) -> SessionRow:
     """A row's shares from its counts, in one place for every reader that changes the counts: shares of
     the recorded context and of the bill, both unknown when the bill is short of the records (the row says
     so in `bill_short`, and `unknown_because` says why in words)."""
@@ -356,7 +358,7 @@ def _copy_by_model(by_model: dict) -> dict[str, dict[str, dict[str, int]]]:
     return {model: {band: dict(entry) for band, entry in bands.items()} for model, bands in by_model.items()}
 
 
-def usage_sums_agree(row: dict) -> bool:
+def usage_sums_agree(row: Mapping) -> bool:
     """Whether a row's `usage` is the sum of its `usage_by_model` and its calls the sum of theirs: every reader
     that adds usage to a row adds it to one model's band too (checked where each row is made)."""
     by_model = row.get("usage_by_model")

@@ -115,7 +115,9 @@ def media_tokens(block: dict) -> tuple[int, bool] | None:
     if kind not in ("image", "document"):
         return None
     source = block.get("source")
-    data = source.get("data") if isinstance(source, dict) else None
+    if not isinstance(source, dict):
+        source = {}
+    data = source.get("data")
     if not isinstance(data, str) or source.get("type") != "base64":
         return (MAX_IMAGE_TOKENS, False) if kind == "image" else (0, False)
     if kind == "document":

@@ -44,11 +44,12 @@ def call_counts(values: Iterable[object], prompt_parts: int | None = None) -> li
     """One API call's usage fields as counts, or None when any of them is impossible, or when the first
     `prompt_parts` of them (the parts of the billed prompt) add up to more than one call can carry."""
     counts = [count(value) for value in values]
-    if None in counts:
+    known = [found for found in counts if found is not None]
+    if len(known) < len(counts):
         return None
-    if prompt_parts is not None and sum(counts[:prompt_parts]) > MAX_TOKENS:
+    if prompt_parts is not None and sum(known[:prompt_parts]) > MAX_TOKENS:
         return None
-    return counts
+    return known
 
 
 def session_counts(values: Iterable[object], calls: int) -> list[int] | None:
@@ -56,7 +57,8 @@ def session_counts(values: Iterable[object], calls: int) -> list[int] | None:
     for a session of `calls` calls."""
     limit = MAX_TOKENS * (min(max(calls, 0), MAX_CALLS) + 1)
     counts = [count(value, limit) for value in values]
-    return None if None in counts else counts
+    known = [found for found in counts if found is not None]
+    return None if len(known) < len(counts) else known
 
 
 def row_problem(row: object) -> str | None:
@@ -87,7 +89,8 @@ def row_problem(row: object) -> str | None:
     if not (usage is None or isinstance(usage, dict) and _counts(list(usage.values()), limit)) or not (
             tasks is None or isinstance(tasks, dict) and _counts(list(tasks.values()), MAX_CALLS)):
         return "impossible usage"
-    if sum(map(billed.get, CATEGORIES)) > row["context_tokens"]:
+    assert isinstance(billed, dict)  # the loop above returned otherwise
+    if sum(billed[category] for category in CATEGORIES) > row["context_tokens"]:
         return "category tokens exceeding the context"
     if row.get("unrecorded_calls", 0) > calls or row.get("unrecorded_prompt_tokens", 0) > row["prompt_tokens_billed"]:
         return "more unrecorded calls or tokens than the session's"
@@ -106,4 +109,4 @@ def _share(value: object) -> bool:
     """A share is unknown (null) or a fraction of its whole."""
     if value is None:
         return True
-    return type(value) in (int, float) and math.isfinite(value) and 0 <= value <= 1
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and 0 <= value <= 1

@@ -22,15 +22,17 @@ import base64
 import sys
 from array import array
 from bisect import bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import accumulate, chain, compress, repeat
 from operator import add, sub
+from typing import TypeVar
 
 from xshare.measure.digests import digest
 
 COMPACTABLE = 0x80  # in a message's kind byte, beside its category's index
 CATEGORY = 0x7F
 _GIVE_BACK = 1024  # slots of dropped messages worth a copy to give back (once as many as the messages present)
+Column = TypeVar("Column", array, bytearray, list)  # one of a thread's columns: a slice of it is of its type
 
 
 def key_digest(key: str | None) -> int:
@@ -65,7 +67,7 @@ class Messages:
         columns = [self.tokens, self.ends, self.kinds, self.estimated, self.keys]
         return columns if self.labels is None else [*columns, self.labels]
 
-    def _live(self, column: array | bytearray | list) -> array | bytearray | list:
+    def _live(self, column: Column) -> Column:
         """A column's present part, oldest first."""
         if self.gap_end:
             return column[self.head:self.gap] + column[self.gap_end:]
@@ -107,8 +109,9 @@ class Messages:
         or those in the slots [first, stop) (as `open_at` gave them)."""
         if self.labels is None:
             return
+        slots: Iterable[int]
         if first is not None:
-            slots = range(first, stop)
+            slots = range(first, len(self.tokens) if stop is None else stop)
         elif self.gap_end:
             slots = chain(range(self.head, self.gap), range(self.gap_end, len(self.tokens)))
         else:
@@ -252,8 +255,9 @@ class Messages:
     # --- state --------------------------------------------------------------------------------
 
     def to_state(self) -> dict:
-        state = {"tokens": _packed(self._live(self.tokens)), "kinds": _packed(self._live(self.kinds)),
-                 "estimated": _packed(self._live(self.estimated)), "keys": _packed(self._live(self.keys))}
+        state: dict[str, str | list] = {
+            "tokens": _packed(self._live(self.tokens)), "kinds": _packed(self._live(self.kinds)),
+            "estimated": _packed(self._live(self.estimated)), "keys": _packed(self._live(self.keys))}
         if self.labels is not None:
             state["labels"] = [None if found is None else list(found) for found in self._live(self.labels)]
         return state

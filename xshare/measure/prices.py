@@ -15,10 +15,12 @@ import json
 import math
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from xshare.state.private import open_regular
 
@@ -101,7 +103,7 @@ def _number(value: object) -> bool:
 
 
 def _rate(value: object) -> bool:
-    return _number(value) and value <= HIGHEST_RATE
+    return isinstance(value, (int, float)) and _number(value) and value <= HIGHEST_RATE
 
 
 def _given(rates: dict) -> dict[str, float]:
@@ -156,8 +158,8 @@ def parse(data: object, where: str = "prices") -> PriceTable:
     """A table from prices.json's shape; PriceError names what is wrong."""
     if not isinstance(data, dict):
         raise PriceError(f"{where}: not a JSON object")
-    aliases = data.get("aliases") if isinstance(data.get("aliases"), dict) else {}
-    sources = data.get("sources") if isinstance(data.get("sources"), dict) else {}
+    aliases, sources = data.get("aliases"), data.get("sources")
+    aliases, sources = (found if isinstance(found, dict) else {} for found in (aliases, sources))
     models = _models(data, where)
     return PriceTable(str(data.get("date") or "undated"), models,
                       {str(k).lower(): str(v).lower() for k, v in aliases.items()},
@@ -240,7 +242,7 @@ OLD_ROW = ("its cached figures sum the usage of several models: xshare reads its
            "method) to price each call")
 
 
-def row_cost(row: dict, table: PriceTable) -> RowCost:
+def row_cost(row: Mapping[str, Any], table: PriceTable) -> RowCost:
     """The row's dollars at list price, each call at its own model and band (the row's `usage_by_model`).
     A row from before that field was kept is priced at its model when it names one, else unpriced."""
     calls = row.get("api_calls") or 0
@@ -256,7 +258,7 @@ def row_cost(row: dict, table: PriceTable) -> RowCost:
         by_model = {(models.pop() if models else NO_MODEL): {BANDS[0]: {**(row.get("usage") or {}), "calls": calls}}}
     dollars = prompt = 0.0
     priced = unpriced = 0
-    known, missing = False, {}
+    known, missing = False, dict[str, int]()
     for model, bands in by_model.items():
         for band, used in bands.items():
             count = used.get("calls", 0)
@@ -274,18 +276,19 @@ def row_cost(row: dict, table: PriceTable) -> RowCost:
                    _unpriced_reason(missing, priced + unpriced) if missing else None)
 
 
-def made_no_call(row: dict) -> bool:
+def made_no_call(row: Mapping[str, Any]) -> bool:
     """A session that made no API call and recorded no usage: it cost nothing, which is known, not unknown."""
     return not row.get("usage_unknown") and not row.get("api_calls") and not _recorded(row)
 
 
-def _recorded(row: dict) -> bool:
+def _recorded(row: Mapping[str, Any]) -> bool:
     """Whether the agent recorded any token usage for the row (its split by model, else its sum)."""
     by_model = row.get("usage_by_model")
     if isinstance(by_model, dict):
         return any(_number(used.get(key)) and used.get(key) for bands in by_model.values()
                    for used in bands.values() for key in RATE_KEYS)
-    usage = row.get("usage") if isinstance(row.get("usage"), dict) else {}
+    usage = row.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
     return any(_number(value) and value for value in usage.values())
 
 

@@ -63,6 +63,7 @@ class _SessionRowRequired(TypedDict):
 class SessionRow(_SessionRowRequired, total=False):
     """A row; the keys below are there only where the agent records them (or a rows file was stamped)."""
 
+    usage_by_model: dict[str, dict[str, dict[str, int]]]  # by model, by price band: usage and calls (prices.row_cost)
     cost_state: dict | None  # Claude Code's own totals, for calls no file recorded
     compaction_snapshots: list
     unrecorded_calls: int
@@ -73,5 +74,5 @@ class SessionRow(_SessionRowRequired, total=False):
     bill_short: bool  # the records show more sent than was billed: both shares unknown (ledger.bill_short)
     unknown_because: str  # why the shares are unknown, in words
     usage_unknown: str
-    machine: str  # stamped into a rows file (report/identity.py)
+    machine: str | None  # stamped into a rows file (report/identity.py; None: no state folder to keep it in)
     person: str

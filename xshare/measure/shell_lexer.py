@@ -70,7 +70,8 @@ class _Lexer:
 
     def tokens(self, close: bool = False) -> list[Tok]:
         """Lex to the end, or (close=True, inside $( or <( ) up to the ")" that closes it."""
-        s, out, w, depth = self.s, [], _Word(), 0
+        s, w, depth = self.s, _Word(), 0
+        out: list[Tok] = []
         while self.i < self.n:
             i, c = self.i, s[self.i]
             word_paren = c == "(" and w.last() in ("=", "!", "@", "*", "+", "?")  # a=(x) !(x)
@@ -105,7 +106,9 @@ class _Lexer:
                     self.i += 1
                     out.append(Tok("op", "("))
                 else:
-                    op = _OPERATOR.match(s, i).group()  # c is one of | & ; < >: one always matches
+                    matched = _OPERATOR.match(s, i)
+                    assert matched is not None  # c is one of | & ; < >: one always matches
+                    op = matched.group()
                     self.i += len(op)
                     redirect = c in "<>" or op.startswith("&>")
                     out.append(Tok("r" if redirect else "op", op, s, start, self.i))

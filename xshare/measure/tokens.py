@@ -22,6 +22,12 @@ from pathlib import Path
 
 from xshare.measure import long_text
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without loading typing (the live paths count); checkers see True
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from xshare.measure.count_store import CountStore
+
 O200K = "o200k_base"
 ESTIMATE = "chars/4"
 # sha256 of the uncompressed file, the hash tiktoken itself expects for o200k_base
@@ -101,13 +107,13 @@ class Counter:
     def __init__(self, choice: TokenizerChoice, warn=None) -> None:
         self.choice = choice
         self.name = choice.name
-        self._encode = None
+        self._encode: Callable[[str], Sequence[int]] | None = None
         self._seen: dict[tuple[int, int], int] = {}
         self._periods: dict[str, tuple[int, int] | None] = {}
         self._blocks: dict[tuple[str, str], tuple[int, int] | None] = {}  # long pieces' (see long_text.py)
         self.fallbacks = 0  # texts tiktoken failed on, estimated as characters / 4
         self.fast = False  # counting with fastokens (load(fast=True)), equal to tiktoken's counts
-        self.store = None
+        self.store: CountStore | None = None
         if choice.name == O200K:
             try:  # checked now, loaded on the first text to count: one tokenizer for the whole run
                 _checked_lines(choice.vocab)
@@ -151,17 +157,18 @@ class Counter:
         if found is None:
             if len(self._seen) >= SEEN_CAP:
                 self._seen = {}
-            found = self._seen[key] = self._remembered(text) if self.store is not None else self._exact(text)
+            store = self.store
+            found = self._seen[key] = self._remembered(text, store) if store is not None else self._exact(text)
         return found
 
-    def _remembered(self, text: str) -> int:
+    def _remembered(self, text: str, store: CountStore) -> int:
         data = text.encode("utf-8", "surrogatepass")
-        found = self.store.get(data)
+        found = store.get(data)
         if found is None:
             fallbacks = self.fallbacks
             found = self._exact(text)
             if self.fallbacks == fallbacks:  # an estimate is never remembered as a count
-                self.store.put(data, found)
+                store.put(data, found)
         return found
 
     def _exact(self, text: str) -> int:
@@ -175,12 +182,14 @@ class Counter:
         """tiktoken's count; never lets its Rust panics (BaseException) out: chars/4 for such a text."""
         if self._encode is None:
             self.load()
+        encode = self._encode
+        assert encode is not None  # load() sets it for o200k, the one tokenizer that counts here
         try:
             try:
-                return len(self._encode(text))
+                return len(encode(text))
             except (UnicodeEncodeError, ValueError):
                 # lone surrogates and other odd text: count what the model would have seen
-                return len(self._encode(text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")))
+                return len(encode(text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")))
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException:  # pyo3_runtime.PanicException derives from BaseException

@@ -101,6 +101,6 @@ def explain_tool(table: ToolTable, name: str, arguments: object) -> ToolVerdict:
     command = command_in(arguments, key)
     if command is None:
         return ToolVerdict(SHELL, f"{agent} tool {name!r} without a readable {key!r} argument (shell)")
-    verdict = explain_command(command)
-    why = f"{verdict.reason} (stage {verdict.stage!r}, word {verdict.word!r})"
-    return ToolVerdict(verdict.category, why, command)
+    judged = explain_command(command)
+    why = f"{judged.reason} (stage {judged.stage!r}, word {judged.word!r})"
+    return ToolVerdict(judged.category, why, command)

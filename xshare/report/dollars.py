@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 
 from xshare.measure.ledger import bill_short
 from xshare.measure.prices import NO_MODEL, NO_USAGE, OLD_ROW, PriceTable, RowCost, made_no_call, row_cost
+from xshare.measure.row import SessionRow
 from xshare.text import printable, wrap
 
 ASSUMPTION = ("exploration's dollars are its share of each session's billed prompt, priced at the mix of fresh "
@@ -21,7 +22,7 @@ UNKNOWN_MODEL = NO_MODEL
 NANO = 1_000_000_000
 
 
-def exploration_dollars(row: dict, priced: RowCost) -> float | None:
+def exploration_dollars(row: SessionRow, priced: RowCost) -> float | None:
     """Exploration's part of a session's priced prompt dollars: its share of the billed prompt, at the mix of
     kinds the session paid; None when the prompt or the share is unknown (a bill short of its records). The
     one rule the report's sum, `session` and the pages take it by."""
@@ -57,7 +58,7 @@ class DollarSums:
         self.nothing_priced = 0  # sessions none of whose calls has a price
         self.old_rows = 0  # rows cached before each model's usage was kept, of several models: unpriced
 
-    def add(self, row: dict) -> None:
+    def add(self, row: SessionRow) -> None:
         if made_no_call(row):
             self.no_calls += 1  # a session that made no call cost nothing: nothing to price, nothing unknown
             return
@@ -94,7 +95,7 @@ class DollarSums:
         self.exploration += exploration
         agent[2] += exploration
 
-    def _unpriced_calls(self, row: dict, models: tuple[str, ...], calls: int) -> None:
+    def _unpriced_calls(self, row: SessionRow, models: tuple[str, ...], calls: int) -> None:
         """Each unpriced model's calls, from the row's own split (an old row's calls go to its first model)."""
         by_model = row.get("usage_by_model")
         if not isinstance(by_model, dict):
@@ -104,7 +105,7 @@ class DollarSums:
         for model in models:
             self.unpriced_calls[model] += sum(entry.get("calls", 0) for entry in by_model.get(model, {}).values())
 
-    def _by_model_dollars(self, row: dict) -> dict[str, int]:
+    def _by_model_dollars(self, row: SessionRow) -> dict[str, int]:
         """The row's dollars by the table's name of each priced model."""
         by_model = row.get("usage_by_model")
         found: dict[str, int] = {}
@@ -185,7 +186,8 @@ class DollarSums:
         return [part for line in lines for part in wrap(line, width, "  ")]
 
 
-def _nano(dollars: float) -> int:
+def _nano(dollars: float | None) -> int:
+    assert dollars is not None, "priced: a row's dollars are known when its prompt's are, a priced model's always"
     return round(dollars * NANO)
 
 

@@ -20,7 +20,7 @@ import stat
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Literal
 
 from xshare.agents.common.packed import PackedRows
 from xshare.measure.ids import normal_id
@@ -31,7 +31,7 @@ from xshare.state.private import open_private
 from xshare.state.store import atomic_write, dumps, loads, locked, open_regular, state_dir
 
 # replay detail the report never reads after the family is complete: kept out to keep the file small
-_LEFT_OUT = ("cost_state", "compaction_snapshots")
+_LEFT_OUT: tuple[Literal["cost_state"], Literal["compaction_snapshots"]] = ("cost_state", "compaction_snapshots")
 _COMPACT_ABOVE = 2.0  # lines per remembered session above which a report rewrites the file
 _COMPACT_MIN_LINES = 500
 _APPEND_EVERY = 10_000  # lines: a report adding many sessions appends them in parts, never all at once
@@ -45,14 +45,17 @@ def _lock_path() -> Path:
     return state_dir() / "history" / "sessions.lock"
 
 
-def key(row: dict) -> tuple[str, str]:
+def key(row: SessionRow) -> tuple[str, str]:
     """A session's key; its id as a file would hold it, so a live row and a remembered one match."""
     return (str(row.get("agent")), normal_id(str(row.get("id"))))
 
 
-def slim(row: dict) -> dict:
+def slim(row: SessionRow) -> SessionRow:
     """The row as remembered: everything a report sums, nothing it does not."""
-    return {name: value for name, value in row.items() if name not in _LEFT_OUT}
+    kept = row.copy()
+    for name in _LEFT_OUT:
+        kept.pop(name, None)
+    return kept
 
 
 def _wins(old: dict, new: dict) -> bool:
@@ -193,7 +196,7 @@ def keep(measured: Iterable[SessionRow]) -> Remembered:
     return remembered
 
 
-def gone_sessions(measured: Iterable[dict], remembered: Remembered,
+def gone_sessions(measured: Iterable[SessionRow], remembered: Remembered,
                   tokenizer: str) -> tuple[PackedRows, PackedRows]:
     """Remembered sessions no transcript or database holds any more: those counted with `tokenizer`,
     and those counted with another (never pooled with them); packed, as the history holds them."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterable, Iterator
+from typing import TypedDict
 
 from xshare.measure.row import SessionRow
 from xshare.state.store import atomic_write, state_dir
@@ -37,10 +38,17 @@ def person_id() -> str | None:
     return os.environ.get("XSHARE_PERSON", "").strip() or None
 
 
+class Stamp(TypedDict, total=False):
+    """What a rows file's row is stamped with (SessionRow's `machine` and `person`)."""
+
+    machine: str | None
+    person: str
+
+
 def stamped(rows: Iterable[SessionRow]) -> Iterator[SessionRow]:
     """The rows with this machine's id and the person's (if set), for a rows file others may pool; one
     at a time, as they are written."""
-    ids = {"machine": machine_id()}
+    ids = Stamp(machine=machine_id())
     person = person_id()
     if person:
         ids["person"] = person

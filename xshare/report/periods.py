@@ -33,9 +33,9 @@ def period_of(moment: datetime, by: str) -> str:
     return f"{year}-W{week:02d}"
 
 
-def split_by_period(rows: list[dict], by: str) -> dict[str, list[dict]]:
+def split_by_period(rows: list[SessionRow], by: str) -> dict[str, list[SessionRow]]:
     """The rows per period, oldest first; a row with no plausible start time has no period and is left out."""
-    members: dict[str, list[dict]] = defaultdict(list)
+    members: dict[str, list[SessionRow]] = defaultdict(list)
     for row in rows:
         started = session_time(row.get("started_at"))
         if started is not None:
@@ -51,11 +51,11 @@ class OverTime:
         self.by, self.marks, self.prices = by, marks, prices
         self.periods: dict[str, Tally] = {}
         self.dollars: dict[tuple[str, str], PeriodDollars] = {}  # by period and group
-        self.moments = [parse_time(mark["at"]) for mark in marks]
+        self.moments = [_moment(mark) for mark in marks]
         self.sides = [(Tally(), Tally()) for _ in marks]  # interactive sessions before, and at or after
         self.undated = 0  # sessions with no plausible start: in no period, on neither side of a mark
 
-    def add(self, row: dict) -> None:
+    def add(self, row: SessionRow) -> None:
         started = session_time(row.get("started_at"))
         if started is None:
             self.undated += 1
@@ -76,7 +76,8 @@ class OverTime:
         return sorted(self.periods.items())
 
 
-def over_time(rows: Iterable[dict], by: str | None, marks: list[dict], prices: PriceTable | None = None) -> OverTime:
+def over_time(rows: Iterable[SessionRow], by: str | None, marks: list[dict],
+              prices: PriceTable | None = None) -> OverTime:
     summed = OverTime(by, marks, prices)
     for row in rows:
         summed.add(row)
@@ -94,7 +95,7 @@ def sum_rows(rows: Iterable[SessionRow], by: str | None, marks: list[dict],
     return tally, summed
 
 
-def periods_json(rows: Iterable[dict] | OverTime, by: str) -> dict:
+def periods_json(rows: Iterable[SessionRow] | OverTime, by: str) -> dict:
     summed = rows if isinstance(rows, OverTime) else over_time(rows, by, [])
     return {"by": by, "periods": {period: {"sessions": tally.sessions, "groups": _priced_groups(summed, period, tally)}
                                   for period, tally in summed.ordered()},
@@ -115,7 +116,7 @@ def _period_lines(period: str, groups: dict[str, dict], summed: OverTime) -> lis
              *((summed.dollars[period, key].cell(),) if summed.prices else ())) for key, g in groups.items()]
 
 
-def periods_text(rows: Iterable[dict] | OverTime, by: str, width: int | None = None) -> str:
+def periods_text(rows: Iterable[SessionRow] | OverTime, by: str, width: int | None = None) -> str:
     """One line per period and group: its sessions, pooled and median share, calibration."""
     summed = rows if isinstance(rows, OverTime) else over_time(rows, by, [])
     lines = []
@@ -154,7 +155,14 @@ def read_marks() -> list[dict]:
     marks = [mark for mark in data if _readable(mark)] if isinstance(data, list) else []
     if not isinstance(data, list) or len(marks) != len(data):
         print("xshare: some marks could not be read and are left out", file=sys.stderr)
-    return sorted(marks, key=lambda mark: parse_time(mark["at"]))
+    return sorted(marks, key=_moment)
+
+
+def _moment(mark: dict) -> datetime:
+    """A readable mark's time (only those are kept)."""
+    moment = parse_time(mark["at"])
+    assert moment is not None
+    return moment
 
 
 def _readable(mark: object) -> bool:
@@ -208,13 +216,13 @@ def _side(tally: Tally) -> dict:
                   "reading": g["reading"]} for key, g in tally.groups().items()}
 
 
-def marks_json(rows: Iterable[dict] | OverTime, marks: list[dict]) -> list[dict]:
+def marks_json(rows: Iterable[SessionRow] | OverTime, marks: list[dict]) -> list[dict]:
     summed = rows if isinstance(rows, OverTime) else over_time(rows, None, marks)
     return [{**mark, "before": _side(before), "after": _side(after)}
             for mark, (before, after) in zip(marks, summed.sides, strict=True)]
 
 
-def marks_text(rows: Iterable[dict] | OverTime, marks: list[dict]) -> str:
+def marks_text(rows: Iterable[SessionRow] | OverTime, marks: list[dict]) -> str:
     """Before and after each mark, with the session counts each side rests on."""
     if not marks:
         return ""

@@ -95,7 +95,7 @@ class Window:
             raise ValueError(f"the window starts ({start:%Y-%m-%d %H:%M}) after it ends ({end:%Y-%m-%d %H:%M})")
         return cls(start, end, label)
 
-    def place(self, row: dict) -> str:
+    def place(self, row: SessionRow) -> str:
         """'in', 'out', 'deferred' (started inside but still active at the window's end), or 'undated': no
         plausible start time (xshare.measure.timestamps), so no window can hold it; only --all (no start) counts it."""
         started = session_time(row.get("started_at"))
@@ -107,7 +107,7 @@ class Window:
         return "deferred" if last and last > self.until else "in"
 
     @staticmethod
-    def undated(row: dict) -> bool:
+    def undated(row: SessionRow) -> bool:
         return session_time(row.get("started_at")) is None
 
     def undated_note(self, count: int) -> str:
@@ -136,7 +136,7 @@ class CountingPlace:
     def __init__(self, window: Window) -> None:
         self.window, self.undated = window, 0
 
-    def __call__(self, row: dict) -> str:
+    def __call__(self, row: SessionRow) -> str:
         self.undated += self.window.undated(row)
         return self.window.place(row)
 
@@ -206,14 +206,14 @@ class GroupSums:
     first_time: list = field(default_factory=lambda: [0] * len(CATEGORIES))
     shares: array = field(default_factory=lambda: array("d"))  # 8 bytes a session, not a float object's 32
 
-    def add(self, row: dict) -> None:
+    def add(self, row: SessionRow) -> None:
         """Raises KeyError or TypeError on a row missing a figure or holding a non-number, before any
         sum changes (a rows file's reader then counts the row as unreadable)."""
         billed = [row["billed_tokens"][category] for category in CATEGORIES]
         first = [row["first_time_tokens"][category] for category in CATEGORIES]
         calls = row["api_calls"]
         sum(billed) + sum(first) + calls + row["prompt_tokens_billed"] + row["context_tokens"]
-        sum(row.get(name, 0) for name in ("unrecorded_calls", "unrecorded_prompt_tokens"))
+        row.get("unrecorded_calls", 0) + row.get("unrecorded_prompt_tokens", 0)
         self.sessions += 1
         self.with_calls += 1 if calls else 0
         self.api_calls += calls
@@ -290,7 +290,7 @@ class Tally:
     def __init__(self) -> None:
         self.by_group: dict[str, GroupSums] = {}
 
-    def add(self, row: dict) -> None:
+    def add(self, row: SessionRow) -> None:
         key = group_key(row)
         group = self.by_group.get(key)
         if group is None:

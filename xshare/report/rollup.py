@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from xshare.measure.plausible import NO_SESSION, NOT_A_ROW, row_problem
 from xshare.measure.row import SessionRow
@@ -45,7 +45,7 @@ class Rollup:
     def tokenizer(self) -> str | None:
         """The tokenizer most sessions were counted with: the one the figures use."""
         counts = {name: sum(g.sessions for g in groups.values()) for name, groups in self.by_tokenizer.items()}
-        return max(counts, key=counts.get) if counts else None
+        return max(counts, key=counts.__getitem__) if counts else None
 
     def left_out(self) -> dict[str, int]:
         """Sessions counted with another tokenizer than the figures', by tokenizer."""
@@ -66,12 +66,14 @@ class Rollup:
                 "rows_without_machine_id": self.without_machine, "other_tokenizers": self.left_out()}
 
 
-def read_rows_files(paths: list[Path], place: Callable[[dict], str]) -> Rollup:
+def read_rows_files(paths: list[Path], place: Callable[[SessionRow], str]) -> Rollup:
     """Stream the files' rows into a Rollup; `place(row)` is the window's ('in' counts). A session given
     more than once (the same machine's file collected on two nights) counts once, in its newest version
     (see `_rank`), whatever the order of the files and lines. Two passes, so no row is held in memory:
     the first checks every row and finds where each session's newest version is, the second sums those."""
-    rollup, newest, stamps, plausible = Rollup(), {}, [], 0
+    rollup, plausible = Rollup(), 0
+    newest: dict[int, int] = {}  # by session: where its newest version is (_rank, file, line)
+    stamps: list = []
     for path in paths:
         stamp, found = _scan(path, len(stamps), newest, rollup)
         if stamp is not None:
@@ -108,7 +110,7 @@ def _scan(path: Path, index: int, newest: dict[int, int], rollup: Rollup) -> tup
         for number, line in enumerate(_lines(handle)):
             row = _row(line)
             problem = row_problem(row) if row is not None else NOT_A_ROW
-            if problem in (NOT_A_ROW, NO_SESSION):
+            if row is None or problem in (NOT_A_ROW, NO_SESSION):
                 rollup.bad_lines += 1
             elif problem is not None:
                 rollup.impossible[problem] += 1
@@ -121,7 +123,7 @@ def _scan(path: Path, index: int, newest: dict[int, int], rollup: Rollup) -> tup
         return _stamp(handle), found
 
 
-def _sum(path: Path, wanted: set[int], rollup: Rollup, place: Callable[[dict], str]) -> tuple | None:
+def _sum(path: Path, wanted: set[int], rollup: Rollup, place: Callable[[SessionRow], str]) -> tuple | None:
     """The second pass: sum the rows on the `wanted` lines. Returns the file's stamp, None if unreadable."""
     try:
         handle = open_regular(path)
@@ -141,7 +143,7 @@ def _stamp(handle: BinaryIO) -> tuple:
     return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns
 
 
-def _rank(row: dict, line: bytes) -> int:
+def _rank(row: SessionRow, line: bytes) -> int:
     """How new a version of a session is, as one number: its last activity (`last_activity`, else
     `ended_at`; none is oldest), then its calls, then its billed prompt (a session only grows), then a
     digest of the line itself, so that of two versions alike so far the same one wins in any order."""
@@ -177,10 +179,10 @@ def _row(line: bytes) -> SessionRow | None:
         row = loads(line)
     except ValueError:
         return None
-    return row if isinstance(row, dict) else None
+    return cast(SessionRow, row) if isinstance(row, dict) else None  # not yet checked: row_problem does
 
 
-def _take(rollup: Rollup, row: dict, place: Callable[[dict], str]) -> None:
+def _take(rollup: Rollup, row: SessionRow, place: Callable[[SessionRow], str]) -> None:
     if place(row) != "in":
         rollup.outside_window += 1
         return

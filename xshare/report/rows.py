@@ -51,7 +51,7 @@ def not_rows(path: Path) -> str | None:
     return None if is_row else NOT_ROWS
 
 
-def merge_into(path: Path, measured: Iterable[dict]) -> tuple[PackedRows, int, int]:
+def merge_into(path: Path, measured: Iterable[SessionRow]) -> tuple[PackedRows, int, int]:
     """merge_packed() of the file and these rows, written back while no other run merges into it; the
     merged rows, how many added and how many replaced. OSError when it cannot be written (or has become
     something other than a rows file since it was checked)."""
@@ -95,12 +95,12 @@ def read_packed(path: Path) -> PackedRows:
     return rows
 
 
-def _activity(row: dict) -> datetime | None:
+def _activity(row: SessionRow) -> datetime | None:
     """When a row's session last wrote; rows from before `last_activity` fall back to `ended_at`."""
     return session_time(row.get("last_activity")) or session_time(row.get("ended_at"))  # a 9999 row is replaced
 
 
-def merge_rows(recorded: list[dict], measured: Iterable[dict]) -> tuple[list[dict], int, int]:
+def merge_rows(recorded: list[SessionRow], measured: Iterable[SessionRow]) -> tuple[list[SessionRow], int, int]:
     """Append new sessions and replace those that have written since their row was recorded.
 
     A recorded row with no activity time at all is replaced once more, so it gains one.
@@ -110,7 +110,7 @@ def merge_rows(recorded: list[dict], measured: Iterable[dict]) -> tuple[list[dic
     return list(merged), added, replaced
 
 
-def merge_packed(recorded: PackedRows, measured: Iterable[dict]) -> tuple[PackedRows, int, int]:
+def merge_packed(recorded: PackedRows, measured: Iterable[SessionRow]) -> tuple[PackedRows, int, int]:
     """merge_rows() over packed rows: only a row compared is decoded."""
     merged: dict[tuple, bytes] = {}
     for item, row in recorded.pairs():

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xshare.measure.prices import PriceTable, RowCost, row_cost
+from xshare.measure.row import SessionRow
 from xshare.report.dollars import exploration_dollars, money
 from xshare.text import printable
 
@@ -23,7 +24,7 @@ def cost_cell(priced: RowCost) -> str:
     return money(priced.dollars) + (PARTLY if priced.unpriced_calls else "")
 
 
-def session_line(row: dict, table: PriceTable) -> str:
+def session_line(row: SessionRow, table: PriceTable) -> str:
     """`xshare session`'s line on dollars: the whole, the prompt and exploration's part, or why unknown."""
     priced = row_cost(row, table)
     head = f"Dollars ({table.describe()}): "

@@ -6,8 +6,9 @@ Works on the groups' figures only (report/render.py sums them), so nothing here 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
+from typing import Any
 
 from xshare.agents.common import unseen
 from xshare.agents.table import line_of
@@ -48,7 +49,7 @@ def unrecorded_note(agent: str, calls: int, tokens: int, tasks: dict | None = No
     return f"{what} ({tokens:,} prompt tokens) billed but not in the record: {source}"
 
 
-def row_unrecorded(row: dict) -> str:
+def row_unrecorded(row: Mapping[str, Any]) -> str:
     """The unrecorded-calls note of a session row or a group (both carry the same fields)."""
     return unrecorded_note(row["agent"], row.get("unrecorded_calls", 0), row["unrecorded_prompt_tokens"],
                            row.get("unrecorded_tasks"))

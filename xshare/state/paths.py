@@ -52,8 +52,10 @@ def state_dir() -> Path:
     xdg = os.environ.get("XDG_STATE_HOME") if sys.platform != "darwin" and os.name != "nt" else None
     xdg = xdg if xdg and os.path.isabs(xdg) else None  # the XDG spec: a relative path is invalid, ignored
     local = os.environ.get("LOCALAPPDATA") if os.name == "nt" else None
-    if xdg or local:
-        return Path(xdg or local) / "xshare"
+    if xdg:
+        return Path(xdg) / "xshare"
+    if local:
+        return Path(local) / "xshare"
     user = home()
     if user is None:
         raise NoStateFolder(errno.ENOENT, "no home folder for xshare's state (HOME unset, no passwd entry)")

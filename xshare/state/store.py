@@ -8,6 +8,7 @@ import json
 import os
 import re
 import stat
+import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -25,6 +26,12 @@ def _dumps_text(obj: object) -> bytes:
     return _SURROGATE.sub("\ufffd", json.dumps(obj, separators=(",", ":"), ensure_ascii=False)).encode("utf-8")
 
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without loading typing (the hot paths write state); checkers see True
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+loads: Callable[..., Any]  # orjson's (bytes, str or a memoryview) or json's (bytes or str)
 try:
     import orjson
 
@@ -160,7 +167,7 @@ def locked_file(path: Path) -> Iterator[None]:
                 _unlock(handle)
 
 
-if os.name == "nt":
+if sys.platform == "win32":  # os.name == "nt", said so the type checker skips it elsewhere
     import msvcrt
 
     def _lock(handle, blocking: bool) -> bool:

@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from agent_fixtures import Counted
 
 from xshare.agents.claude_code.transcript import (
     INTERACTIVE,
@@ -30,7 +31,7 @@ def chars(text: str) -> int:
 
 
 def measure(path: Path) -> ClaudeTranscript:
-    transcript = ClaudeTranscript(describe(path), chars, "chars/4")
+    transcript = ClaudeTranscript(describe(path), Counted(chars, "chars/4"))
     transcript.catch_up()
     return transcript
 
@@ -344,7 +345,7 @@ def test_empty_and_vanished_files(tmp_path: Path):
     empty.write_bytes(b"")
     transcript = measure(empty)
     assert transcript.row()["api_calls"] == 0 and not transcript.problems
-    gone = ClaudeTranscript(describe(tmp_path / "projects" / "-p" / "gone.jsonl"), chars, "chars/4")
+    gone = ClaudeTranscript(describe(tmp_path / "projects" / "-p" / "gone.jsonl"), Counted(chars, "chars/4"))
     gone.catch_up()
     assert list(gone.problems) == ["transcripts that could not be read (FileNotFoundError)"]
 
@@ -382,9 +383,9 @@ def test_any_split_into_appended_chunks_gives_the_same_row(tmp_path: Path, seed:
             with growing.open("ab") as handle:
                 handle.write(data[position:position + step])
             position += step
-            transcript = ClaudeTranscript(file, chars, "chars/4")
+            transcript = ClaudeTranscript(file, Counted(chars, "chars/4"))
             if state is not None:
-                transcript = ClaudeTranscript.from_state(json.loads(state), file, chars, "chars/4")
+                transcript = ClaudeTranscript.from_state(json.loads(state), file, Counted(chars, "chars/4"))
             transcript.file = type(file)(growing, file.session_id, file.source, file.parent_id)
             transcript.catch_up()
             state = json.dumps(transcript.to_state())
@@ -393,7 +394,7 @@ def test_any_split_into_appended_chunks_gives_the_same_row(tmp_path: Path, seed:
 
 def test_a_file_that_shrank_or_was_replaced_is_read_again(tmp_path: Path):
     path, clean = healthy(tmp_path)
-    transcript = ClaudeTranscript(describe(path), chars, "chars/4")
+    transcript = ClaudeTranscript(describe(path), Counted(chars, "chars/4"))
     transcript.catch_up()
     path.write_bytes(path.read_bytes()[:10])
     transcript.catch_up()
@@ -415,7 +416,7 @@ def test_detail_mode_marks_the_prompts_a_person_typed(tmp_path: Path):
     writer.user("<command-name>/cost</command-name>")
     writer.user("Second question?")
     writer.call(text("Answer two."))
-    transcript = ClaudeTranscript(describe(write(tmp_path, writer)), chars, "chars/4", detail=True)
+    transcript = ClaudeTranscript(describe(write(tmp_path, writer)), Counted(chars, "chars/4"), detail=True)
     transcript.catch_up()
     prompts = [marker["at"] for marker in transcript.ledger.markers if marker["kind"] == "prompt"]
     assert prompts == [0, 2]  # before the first call (index 0) and before the third (index 2)

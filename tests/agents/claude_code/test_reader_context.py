@@ -13,6 +13,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from agent_fixtures import Counted
 from claude_2_1_fixtures import OVERHEAD, NewSession, Provider, chars
 
 from tests.conftest import append_in_pieces
@@ -201,7 +202,7 @@ def a_session_with_reminders_and_pictures(root: Path, picture: str | None = None
 
 
 def read_row(path: Path) -> tuple[dict, ClaudeTranscript]:
-    transcript = ClaudeTranscript(describe(path), chars, "chars/4")
+    transcript = ClaudeTranscript(describe(path), Counted(chars, "chars/4"))
     transcript.catch_up()
     return transcript.row(), transcript
 
@@ -262,9 +263,9 @@ def test_any_split_gives_the_same_row(tmp_path: Path):
     whole, _ = read_row(path)
     rng = random.Random(19)
     target = tmp_path / "live" / path.name
-    transcript = ClaudeTranscript(describe(target), chars, "chars/4")
+    transcript = ClaudeTranscript(describe(target), Counted(chars, "chars/4"))
     for _ in append_in_pieces(path, target, rng, 40):
         state = transcript.to_state()  # a fresh process every time, from the saved state
-        transcript = ClaudeTranscript.from_state(state, describe(target), chars, "chars/4")
+        transcript = ClaudeTranscript.from_state(state, describe(target), Counted(chars, "chars/4"))
         transcript.catch_up()
     assert transcript.row()["billed_tokens"] == whole["billed_tokens"]

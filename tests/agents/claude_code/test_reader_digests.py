@@ -12,6 +12,7 @@ from array import array
 from pathlib import Path
 
 import pytest
+from agent_fixtures import Counted
 
 from xshare.agents.claude_code import many as claude_code
 from xshare.agents.claude_code import saved
@@ -85,7 +86,7 @@ def transcript_at(tmp_path: Path, rows: list[dict], name: str = SESSION) -> Path
 
 
 def read_whole(path: Path, copied=()) -> ClaudeTranscript:
-    reader = ClaudeTranscript(describe(path), words, "words", copied=copied)
+    reader = ClaudeTranscript(describe(path), Counted(words, "words"), copied=copied)
     reader.catch_up()
     return reader
 
@@ -93,13 +94,13 @@ def read_whole(path: Path, copied=()) -> ClaudeTranscript:
 def read_in_pieces(path: Path, cuts: int) -> ClaudeTranscript:
     """The bytes in `cuts` pieces, the reader saved as JSON and resumed between any two, as the hook does."""
     data = path.read_bytes()
-    reader, position = ClaudeTranscript(describe(path), words, "words"), 0
+    reader, position = ClaudeTranscript(describe(path), Counted(words, "words")), 0
     for number, at in enumerate(sorted(random.Random(cuts).sample(range(1, len(data)), cuts - 1)) + [len(data)]):
         reader.feed(data[position:at])
         position = at
         if number % 2:  # resumed from its last complete line, as the hook reads from the offset saved
-            reader = ClaudeTranscript.from_state(json.loads(json.dumps(reader.to_state())), describe(path), words,
-                                                 "words")
+            reader = ClaudeTranscript.from_state(json.loads(json.dumps(reader.to_state())), describe(path),
+                                                 Counted(words, "words"))
             position = reader.offset
     reader.finish()
     return reader
@@ -151,7 +152,7 @@ def test_a_state_saved_before_digests_still_loads(tmp_path: Path):
     data = path.read_bytes()
     half = data.index(b'"u-04"')
     half = data.rindex(b"\n", 0, half) + 1
-    reader = ClaudeTranscript(describe(path), words, "words")
+    reader = ClaudeTranscript(describe(path), Counted(words, "words"))
     reader.feed(data[:half])
     state = reader.to_state()
     state.update(
@@ -166,13 +167,13 @@ def test_a_state_saved_before_digests_still_loads(tmp_path: Path):
                                                                      (3, 3, 1200, 7), (2, 6, 1300, 9)]}},
     )
     del state["requests"]
-    resumed = ClaudeTranscript.from_state(json.loads(json.dumps(state)), describe(path), words, "words")
+    resumed = ClaudeTranscript.from_state(json.loads(json.dumps(state)), describe(path), Counted(words, "words"))
     assert [dict(resumed.copies.times.items())[digest("req_2\x1fmsg_6\x1f1300")]] == ["2026-11-03T00:00:09.000Z"]
     resumed.feed(data[half:])
     resumed.finish()
     whole = read_whole(path)
     assert resumed.row() == whole.row()
-    reused = ClaudeTranscript.from_state(json.loads(json.dumps(state)), describe(path), words, "words")
+    reused = ClaudeTranscript.from_state(json.loads(json.dumps(state)), describe(path), Counted(words, "words"))
     reused.feed(b'{"type":"assistant","uuid":"a-99","requestId":"req_3","message":{"id":"msg_99","model":"m",'
                 b'"content":[],"usage":{"input_tokens":5}}}\n')
     assert reused.problems[REUSED_ID] == 1  # req_3 again: the request ids rebuilt from the calls

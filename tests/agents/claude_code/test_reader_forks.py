@@ -13,6 +13,7 @@ import random
 from pathlib import Path
 
 import pytest
+from agent_fixtures import Counted
 from claude_2_1_fixtures import NewSession, Provider, a_session_with_a_subagent_and_a_compaction, chars
 from claude_pages import claude_looking, write_claude_page  # tests/support/ is on sys.path
 
@@ -88,7 +89,7 @@ def a_fork(root: Path, marked: bool = True) -> tuple[Path, Path, Provider]:
 
 
 def read(path: Path, copied=()) -> ClaudeTranscript:
-    transcript = ClaudeTranscript(describe(path), tokens.Counter(tokens.choose()).count, "o200k_base", copied=copied)
+    transcript = ClaudeTranscript(describe(path), tokens.Counter(tokens.choose()), copied=copied)
     transcript.catch_up()
     return transcript
 
@@ -103,9 +104,9 @@ def test_a_fork_bills_only_its_own_calls_and_still_carries_the_copied_context(ca
     assert parent["prompt_tokens_billed"] + fork["prompt_tokens_billed"] == sum(provider.calls)
     # the fork's own calls re-send the parent's Read: it is still exploration in the fork's context (counted
     # as the simulated provider counts, so that no billing cap trims it)
-    by_chars = ClaudeTranscript(describe(fork_path), chars, "chars/4")
+    by_chars = ClaudeTranscript(describe(fork_path), Counted(chars, "chars/4"))
     by_chars.catch_up()
-    parent_by_chars = ClaudeTranscript(describe(parent_path), chars, "chars/4")
+    parent_by_chars = ClaudeTranscript(describe(parent_path), Counted(chars, "chars/4"))
     parent_by_chars.catch_up()
     copied_read = parent_by_chars.row()["first_time_tokens"]["exploration"]
     assert by_chars.row()["billed_tokens"]["exploration"] > 2 * copied_read > 0
@@ -150,12 +151,12 @@ def test_the_copy_read_in_pieces_with_its_copies_named_equals_it_read_whole(tmp_
     copied = frozenset(list(read(copy_path).copies.times)[:2])
     whole = read(copy_path, copied).row()
     target = tmp_path / "pieces" / "projects" / "-p" / copy_path.name
-    transcript = ClaudeTranscript(describe(target), chars, "chars/4", copied=copied)
+    transcript = ClaudeTranscript(describe(target), Counted(chars, "chars/4"), copied=copied)
     for _ in append_in_pieces(copy_path, target, random.Random(6), 300):
         transcript.catch_up()  # the saved state, resumed: what the hook does between two calls
         transcript = ClaudeTranscript.from_state(json.loads(json.dumps(transcript.to_state())), describe(target),
-                                                 chars, "chars/4")
-    by_chars = ClaudeTranscript(describe(copy_path), chars, "chars/4", copied=copied)
+                                                 Counted(chars, "chars/4"))
+    by_chars = ClaudeTranscript(describe(copy_path), Counted(chars, "chars/4"), copied=copied)
     by_chars.catch_up()
     assert transcript.row() == {**by_chars.row(), "id": transcript.file.session_id}
     assert whole["api_calls"] == by_chars.row()["api_calls"] == 2

@@ -16,6 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from agent_fixtures import Counted
 
 from xshare.agents.claude_code import live_state
 from xshare.agents.claude_code.lines import MAX_LINE, LineSplitter
@@ -100,7 +101,7 @@ def write_lines(path: Path, lines: list) -> Path:
 
 
 def read(path: Path, count=chars) -> ClaudeTranscript:
-    transcript = ClaudeTranscript(describe(path), count, "chars/4")
+    transcript = ClaudeTranscript(describe(path), Counted(count, "chars/4"))
     transcript.catch_up()
     return transcript
 
@@ -258,7 +259,7 @@ def test_a_call_left_open_at_any_line_resumes_to_the_same_numbers(tmp_path: Path
         part = write_lines(tmp_path / "projects" / "-p" / f"part{cut}.jsonl", rows[:cut])
         state = json.loads(json.dumps(read(part).to_state()))
         write_lines(part, rows)
-        resumed = ClaudeTranscript.from_state(state, describe(part), chars, "chars/4")
+        resumed = ClaudeTranscript.from_state(state, describe(part), Counted(chars, "chars/4"))
         resumed.catch_up()
         assert {**resumed.row(), "id": "whole"} == whole, cut
 
@@ -273,7 +274,7 @@ def test_a_transcript_overwritten_in_place_is_read_again(tmp_path: Path):
     with open(path, "r+b") as handle:  # `cp other this`: same inode, new bytes, longer
         handle.write(data)
     assert path.stat().st_ino == inode and path.stat().st_size == len(data)
-    resumed = ClaudeTranscript.from_state(state, describe(path), chars, "chars/4")
+    resumed = ClaudeTranscript.from_state(state, describe(path), Counted(chars, "chars/4"))
     resumed.catch_up()
     assert resumed.row() == read(path).row()
     assert resumed.row()["api_calls"] == 9
@@ -399,7 +400,7 @@ def test_fifos_and_devices_are_skipped_and_counted(tmp_path: Path, deadline):
     skipped: Counter = Counter()
     assert [file.session_id for file in discover([projects], skipped)] == ["s1"]
     assert sum(skipped.values()) == 3 and all("not a regular file" in kind for kind in skipped)
-    fifo = ClaudeTranscript(describe(projects / "-p" / "x.jsonl"), chars, "chars/4")
+    fifo = ClaudeTranscript(describe(projects / "-p" / "x.jsonl"), Counted(chars, "chars/4"))
     assert fifo.catch_up() == 0 and fifo.unreadable == "not a regular file"
 
 
@@ -468,7 +469,7 @@ def test_a_line_longer_than_the_limit_is_skipped_and_the_next_read(tmp_path: Pat
 def test_a_long_line_without_a_newline_takes_linear_time(tmp_path: Path):
     """256 MB without a newline, in the reader's 4 MB chunks: the old reader re-joined the line for every
     chunk (9 s and 1.3 GB here); it is now streamed past, held nowhere, and reported once it ends."""
-    transcript = ClaudeTranscript(describe(tmp_path / "s1.jsonl"), chars, "chars/4")
+    transcript = ClaudeTranscript(describe(tmp_path / "s1.jsonl"), Counted(chars, "chars/4"))
     chunk = b"y" * (4 << 20)
     started = time.monotonic()
     transcript.feed(b'{"type": "progress", "data": "')
@@ -544,7 +545,7 @@ def test_blank_odd_and_broken_lines_count_the_same_fed_whole_or_byte_by_byte(tmp
            b'{"type": "user", "message": {"content": "\\ud800 lone"}}']
     path = write_lines(tmp_path / "projects" / "-p" / "s1.jsonl", session_rows(odd))
     whole = read(path)
-    pieces = ClaudeTranscript(describe(path), chars, "chars/4")
+    pieces = ClaudeTranscript(describe(path), Counted(chars, "chars/4"))
     data = path.read_bytes()
     for position in range(len(data)):
         pieces.feed(data[position:position + 1])

@@ -8,6 +8,7 @@ import random
 from pathlib import Path
 
 import pytest
+from agent_fixtures import Counted
 from claude_2_1_fixtures import NewSession, Provider, a_session_with_a_subagent_and_a_compaction, chars
 
 from tests.conftest import append_in_pieces
@@ -22,7 +23,7 @@ NEW_TYPES = ("atis-latch", "api-request", "api-request-shape", "api-request-blob
 
 
 def read(path: Path) -> ClaudeTranscript:
-    transcript = ClaudeTranscript(describe(path), chars, "chars/4")
+    transcript = ClaudeTranscript(describe(path), Counted(chars, "chars/4"))
     transcript.catch_up()
     return transcript
 
@@ -170,10 +171,11 @@ def test_any_split_into_appended_chunks_gives_the_same_family_row(tmp_path: Path
         pieces = {}
         for source in (main_path, agent_path):
             target = tmp_path / f"split{attempt}" / source.relative_to(tmp_path / "whole")
-            transcript = ClaudeTranscript(describe(target), chars, "chars/4")
+            transcript = ClaudeTranscript(describe(target), Counted(chars, "chars/4"))
             for _ in append_in_pieces(source, target, rng, rng.choice([4, 30, 200])):
                 transcript.catch_up()
-                transcript = ClaudeTranscript.from_state(transcript.to_state(), describe(target), chars, "chars/4")
+                transcript = ClaudeTranscript.from_state(transcript.to_state(), describe(target),
+                                                         Counted(chars, "chars/4"))
             pieces[source] = transcript.row()
         assert complete_with_unrecorded(pieces[main_path], [pieces[agent_path]]) == whole
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from agent_fixtures import Counted
 from claude_2_1_fixtures import NewSession, Provider, chars
 
 from xshare.agents.claude_code.reread import reread_texts
@@ -71,7 +72,7 @@ def a_compacted_session(tmp_path: Path) -> tuple[Path, int]:
 
 def test_a_re_sent_read_is_its_own_category_and_stays_out_of_the_headline(tmp_path: Path):
     path, sent = a_compacted_session(tmp_path)
-    transcript = ClaudeTranscript(describe(path), chars, "chars/4")
+    transcript = ClaudeTranscript(describe(path), Counted(chars, "chars/4"))
     transcript.catch_up()
     row = transcript.row()
     assert row["first_time_tokens"]["reread"] == sent
@@ -122,7 +123,7 @@ def test_an_attachment_counts_as_rendered_when_the_row_says_what_was_sent(tmp_pa
                                               "rendered": [{"content": "as sent, verbatim"}]})
     session.rows.append(reread)
     session.call("Hi.")
-    transcript = ClaudeTranscript(describe(session.write(tmp_path / "s.jsonl")), chars, "chars/4")
+    transcript = ClaudeTranscript(describe(session.write(tmp_path / "s.jsonl")), Counted(chars, "chars/4"))
     transcript.catch_up()
     first = transcript.row()["first_time_tokens"]
     # the payload alone would have counted nothing; a role-system attachment goes out without its wrapper
@@ -147,7 +148,7 @@ def test_messages_a_compaction_preserves_stay_present_after_it(tmp_path: Path):
     session.context += chars("read the helper") + chars(SOURCE)  # what the provider bills: they were re-sent
     session.call("Done.")
     path = session.write(tmp_path / "s.jsonl")
-    transcript = ClaudeTranscript(describe(path), chars, "chars/4", detail=True)
+    transcript = ClaudeTranscript(describe(path), Counted(chars, "chars/4"), detail=True)
     transcript.catch_up()
     transcript.row()  # the last call stays open until its rows have ended: the row settles it
     last = transcript.ledger.call_log[-1]["present"]
@@ -155,9 +156,9 @@ def test_messages_a_compaction_preserves_stay_present_after_it(tmp_path: Path):
     summary = next(row for row in session.rows if row.get("isCompactSummary"))["message"]["content"]
     assert last["conversation"] == chars("read the helper") + chars(summary)
     # fed line by line through saved state, the same
-    pieces = ClaudeTranscript(describe(path), chars, "chars/4")
+    pieces = ClaudeTranscript(describe(path), Counted(chars, "chars/4"))
     for line in path.read_bytes().splitlines(keepends=True):
         pieces.feed(line)
-        pieces = ClaudeTranscript.from_state(pieces.to_state(), describe(path), chars, "chars/4")
+        pieces = ClaudeTranscript.from_state(pieces.to_state(), describe(path), Counted(chars, "chars/4"))
     pieces.finish()
     assert pieces.row()["billed_tokens"] == transcript.row()["billed_tokens"]

@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from agent_fixtures import codex_legacy, codex_session
+from agent_fixtures import Counted, codex_legacy, codex_session
 
 from xshare.agents.codex import reader as codex
 from xshare.agents.codex.tools import TOOLS
@@ -17,7 +17,7 @@ from xshare.measure.tool_tables import explain_tool
 
 def _read(path: Path, ledgers: dict | None = None) -> tuple[dict, Counter]:
     problems: Counter = Counter()
-    rows = codex.read(path, len, "chars", problems, ledgers)
+    rows = codex.read(path, Counted(len, "chars"), problems, ledgers)
     assert len(rows) == 1
     return rows[0], problems
 

@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from agent_fixtures import Counted
 
 from xshare.agents.codex import reader as codex
 from xshare.agents.codex.code_mode import script_category
@@ -86,7 +87,7 @@ def code_mode_rollout(home: Path, steps: list[list[dict]], source: str = "exec",
 
 def read_codex(path: Path) -> tuple[dict, Counter]:
     problems: Counter = Counter()
-    rows = codex.read(path, len, "chars", problems)
+    rows = codex.read(path, Counted(len, "chars"), problems)
     assert len(rows) == 1
     return rows[0], problems
 
@@ -113,8 +114,8 @@ def test_a_code_mode_exec_call_takes_the_category_of_what_it_ran(tmp_path: Path,
 def test_the_exec_call_joins_the_context_from_the_next_call(tmp_path: Path):
     ledgers: dict = {}
     problems: Counter = Counter()
-    row = codex.read(code_mode_rollout(tmp_path, [[_command("cat a.txt")], [_command("cat b.txt")]]), len, "chars",
-                     problems, ledgers)[0]
+    rollout = code_mode_rollout(tmp_path, [[_command("cat a.txt")], [_command("cat b.txt")]])
+    row = codex.read(rollout, Counted(len, "chars"), problems, ledgers)[0]
     log = ledgers[row["id"]].call_log
     assert [entry["present"]["exploration"] for entry in log][0] == 0  # the first call produced the script
     assert 0 < log[1]["present"]["exploration"] < log[2]["present"]["exploration"]

@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from agent_fixtures import codex_session, gemini_json, gemini_jsonl, openclaw_session
+from agent_fixtures import Counted, codex_session, gemini_json, gemini_jsonl, openclaw_session
 
 from xshare.agents.codex import reader as codex
 from xshare.agents.gemini import reader as gemini
@@ -37,7 +37,7 @@ def test_scrambled_files_never_raise(tmp_path: Path, module, write, seed: int):
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     path.write_text("".join(json.dumps(_scramble(line, rng)) + "\n" for line in lines))
     problems: Counter = Counter()
-    rows = module.read(path, len, "chars", problems)
+    rows = module.read(path, Counted(len, "chars"), problems)
     assert len(rows) == 1 and rows[0]["agent"] == module.AGENT
     assert rows[0]["api_calls"] >= 0 and rows[0]["prompt_tokens_billed"] >= 0
 
@@ -78,7 +78,7 @@ def test_a_gemini_json_of_another_shape_is_no_session(tmp_path: Path, shape: str
     path, _ = gemini_json(tmp_path)
     path.write_text(json.dumps(_chat_of_another_shape(shape, json.loads(path.read_text()))))
     problems: Counter = Counter()
-    assert gemini.read(path, len, "chars", problems) == []
+    assert gemini.read(path, Counted(len, "chars"), problems) == []
     assert problems == {NO_CHAT: 1}
 
 
@@ -87,11 +87,11 @@ def test_a_gemini_chat_caught_mid_rewrite_or_not_yet_written(tmp_path: Path):
     whole = path.read_bytes()
     path.write_bytes(whole[: len(whole) // 2])  # the CLI rewrites the .json whole: a reader may see half
     problems: Counter = Counter()
-    assert gemini.read(path, len, "chars", problems) == [] and problems == {NO_CHAT: 1}
+    assert gemini.read(path, Counted(len, "chars"), problems) == [] and problems == {NO_CHAT: 1}
     for empty in (path, path.with_suffix(".jsonl")):
         empty.write_bytes(b"")  # created, nothing written yet: no session, and nothing wrong
         problems = Counter()
-        assert gemini.read(empty, len, "chars", problems) == [] and not problems
+        assert gemini.read(empty, Counted(len, "chars"), problems) == [] and not problems
 
 
 @pytest.mark.parametrize(("module", "write", "what"), [
@@ -104,7 +104,7 @@ def test_json_lines_of_another_shape_are_no_session(tmp_path: Path, module, writ
     odd = [_nested(line) for line in lines] if shape == "nested arrays" else list(range(len(lines)))
     path.write_text("".join(json.dumps(line) + "\n" for line in odd))
     problems: Counter = Counter()
-    assert module.read(path, len, "chars", problems) == []
+    assert module.read(path, Counted(len, "chars"), problems) == []
     assert problems == {f"{what} files that hold no record (not JSON, or JSON of another shape; not read)": 1,
                         f"{what} lines that are not JSON objects (skipped)": len(lines)}
 
@@ -115,7 +115,7 @@ def test_gemini_json_lines_of_objects_it_never_writes_are_no_session(tmp_path: P
     path, _ = gemini_jsonl(tmp_path)
     path.write_text("".join(json.dumps({"line": number}) + "\n" for number in range(5)))
     problems: Counter = Counter()
-    assert gemini.read(path, len, "chars", problems) == [] and problems == {NO_CHAT: 1}
+    assert gemini.read(path, Counted(len, "chars"), problems) == [] and problems == {NO_CHAT: 1}
 
 
 def test_a_codex_legacy_json_of_nested_arrays_is_no_session(tmp_path: Path):
@@ -126,10 +126,10 @@ def test_a_codex_legacy_json_of_nested_arrays_is_no_session(tmp_path: Path):
               "items": [{"role": "user", "content": [{"type": "input_text", "text": "hi"}]}]}
     path.write_text(json.dumps(_nested(legacy)))
     problems: Counter = Counter()
-    assert codex.read(path, len, "chars", problems) == []
+    assert codex.read(path, Counted(len, "chars"), problems) == []
     assert problems == {"Codex rollout files that hold no record (not JSON, or JSON of another shape; not read)": 1}
     path.write_text(json.dumps(legacy))  # the fork's real shape, with no usage: a session all the same
-    (row,) = codex.read(path, len, "chars", Counter())
+    (row,) = codex.read(path, Counted(len, "chars"), Counter())
     assert row["id"] == "11111111-2222-4333-8444-555555555555" and row["api_calls"] == 0
 
 
@@ -144,7 +144,7 @@ def test_a_gemini_chat_with_some_messages_as_arrays_keeps_the_rest(tmp_path: Pat
         with path.open("a") as handle:
             handle.write(json.dumps({"$set": {"messages": stray}}) + "\n" + json.dumps(stray[0]) + "\n")
     problems: Counter = Counter()
-    (row,) = gemini.read(path, len, "chars", problems)
+    (row,) = gemini.read(path, Counted(len, "chars"), problems)
     assert row["api_calls"] == want["calls"] and row["prompt_tokens_billed"] == want["prompt"]
     expected = {"Gemini CLI chat messages that are not JSON objects (skipped)": 2}
     if path.suffix == ".jsonl":
@@ -191,6 +191,6 @@ def test_a_codex_version_of_other_digits_is_no_version(tmp_path: Path):
     path, want = codex_session(tmp_path, source="vscode")
     path.write_text(path.read_text().replace('"cli_version": "0.63.0"', '"cli_version": "0.1\\u00b271.0"'))
     problems: Counter = Counter()
-    (row,) = codex.read(path, len, "chars", problems)
+    (row,) = codex.read(path, Counted(len, "chars"), problems)
     assert row["id"] == "0190aaaa-1111-7000-8000-000000000001" and row["api_calls"] == want["calls"]
     assert not problems and not row.get("unseen_calls")  # a version unknown is not one that titles threads

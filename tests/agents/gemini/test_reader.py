@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from agent_fixtures import gemini_json, gemini_jsonl
+from agent_fixtures import Counted, gemini_json, gemini_jsonl
 
 from xshare.agents.gemini import reader as gemini
 from xshare.agents.gemini.tools import TOOLS
@@ -17,7 +17,7 @@ from xshare.measure.tool_tables import explain_tool
 
 def _read(path: Path, ledgers: dict | None = None) -> tuple[dict, Counter]:
     problems: Counter = Counter()
-    rows = gemini.read(path, len, "chars", problems, ledgers)
+    rows = gemini.read(path, Counted(len, "chars"), problems, ledgers)
     assert len(rows) == 1
     return rows[0], problems
 
@@ -123,7 +123,7 @@ def test_a_chat_cleared_into_a_second_file_is_one_session_with_both_conversation
     second = cleared(first)
     parts = [alone(first, tmp_path / "a"), alone(second, tmp_path / "b")]
     problems: Counter = Counter()
-    assert gemini.read(second, len, "chars", problems) == [] and problems == {gemini.SAME_SESSION: 1}
+    assert gemini.read(second, Counted(len, "chars"), problems) == [] and problems == {gemini.SAME_SESSION: 1}
     row, problems = _read(first)
     assert not problems and row["id"] == json.loads(first.read_text())["sessionId"]
     assert row["api_calls"] == 2 * want["calls"] and row["prompt_tokens_billed"] == 2 * want["prompt"]
@@ -152,7 +152,7 @@ def test_a_copy_of_a_chat_beside_it_counts_each_call_once(tmp_path: Path):
     row, _ = _read(first)
     assert row["api_calls"] == want["calls"] and row["prompt_tokens_billed"] == want["prompt"]
     assert row == alone(first, tmp_path / "apart")
-    assert gemini.read(copy, len, "chars", Counter()) == []
+    assert gemini.read(copy, Counted(len, "chars"), Counter()) == []
 
 
 def test_a_later_file_of_the_session_changing_reads_the_session_again(tmp_path: Path, capsys):

@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from agent_fixtures import Counted
 
 from xshare.agents.gemini import reader as gemini
 from xshare.cli import main
@@ -76,7 +77,7 @@ def rewrite(records: list[dict]) -> dict:
 
 def read_gemini(path: Path) -> tuple[dict, Counter]:
     problems: Counter = Counter()
-    rows = gemini.read(path, len, "chars", problems)
+    rows = gemini.read(path, Counted(len, "chars"), problems)
     assert len(rows) == 1
     return rows[0], problems
 

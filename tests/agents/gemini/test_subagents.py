@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from agent_fixtures import Counted
 from fake_gemini import FakeGemini, Reply, tool
 from fake_server import assert_row_matches
 
@@ -111,7 +112,7 @@ def test_a_subagent_chat_in_the_parent_sessions_folder_is_found_and_read(tmp_pat
     found = gemini.discover([tmp_path / ".gemini"])
     assert sorted(found) == sorted([parent, run])
     problems: Counter = Counter()
-    (row,) = gemini.read(run, len, "chars", problems)
+    (row,) = gemini.read(run, Counted(len, "chars"), problems)
     assert (row["id"], row["source"], row["api_calls"]) == (RUN_ID, "subagent", 3)
     assert row["prompt_tokens_billed"] == 2260 and row["usage"]["cache_read"] == 1460 and row["usage"]["output"] == 11
     assert not problems

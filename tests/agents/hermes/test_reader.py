@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from agent_fixtures import Counted
 from hermes_fixtures import (
     END_MARKER,
     SOURCES,
@@ -39,7 +40,7 @@ CORPUS_HERMES = Path(__file__).resolve().parents[4] / "shared" / "corpus" / "her
 
 
 def measure(*paths: Path) -> tuple[dict[str, dict], Counter]:
-    rows, problems = measure_hermes(list(paths), len, "chars")
+    rows, problems = measure_hermes(list(paths), Counted(len, "chars"))
     return {row["id"]: row for row in rows}, problems
 
 
@@ -499,8 +500,9 @@ try:
     plain = "ok"
 except sqlite3.Error as error:
     plain = str(error)
+from types import SimpleNamespace
 from xshare.agents.hermes.state_db import measure_hermes
-rows, problems = measure_hermes([database], len, "chars")
+rows, problems = measure_hermes([database], SimpleNamespace(count=len, name="chars", fallbacks=0, flush=lambda: None))
 print(json.dumps([plain, len(rows), dict(problems)]))
 """
 
@@ -637,7 +639,7 @@ def test_corpus_database(name: str) -> None:
     # the -shm is SQLite's shared-memory index, which any reader of a WAL holding commits updates
     before = {key: data for key, data in files(path.parent).items() if not key.endswith("-shm")}
     listing = sorted(os.listdir(path.parent))
-    rows, problems = measure_hermes([path], len, "chars")
+    rows, problems = measure_hermes([path], Counted(len, "chars"))
     assert not [kind for kind in problems if "skipped" in kind or "not found" in kind]
     groups, assistants = independent_counts(path)
     assert Counter(row["source"] for row in rows) == groups
@@ -658,7 +660,7 @@ def test_databases_written_by_hermes_sessiondb() -> None:
     versions = set()
     for path in found:
         main_before = path.read_bytes()
-        rows, problems = measure_hermes([path], len, "chars")
+        rows, problems = measure_hermes([path], Counted(len, "chars"))
         assert not [kind for kind in problems if "skipped" in kind], path
         groups, _ = independent_counts(path)
         assert Counter(row["source"] for row in rows) == groups, path
@@ -795,7 +797,7 @@ def test_plugin_command_equals_the_report_row(plugin) -> None:
     for callback in context.hooks["on_session_end"]:
         callback(session_id="p1", task_id="t1", completed=True)
     text = context.commands["xshare"]("")  # no id given: the last session the hooks saw
-    rows, _ = measure_hermes([home / "state.db"], module._counter.count, module._counter.name)
+    rows, _ = measure_hermes([home / "state.db"], module._counter)
     row = next(row for row in rows if row["id"] == "p1")
     assert f"Exploration: {row['exploration_share_of_context']:.1%} of the recorded context" in text
     assert "API calls: 2;" in text and "prompt tokens billed: 10,000" in text
@@ -866,7 +868,7 @@ def test_plugin_command_shows_the_cache_figures_its_data_supports(plugin) -> Non
     post(session_id="p1", task_id="t1", model="m-2",
          usage={"input_tokens": 30, "cache_read_tokens": 0, "cache_write_tokens": 20_500, "output_tokens": 120})
     text = context.commands["xshare"]("p1")
-    rows, _ = measure_hermes([home / "state.db"], module._counter.count, module._counter.name)
+    rows, _ = measure_hermes([home / "state.db"], module._counter)
     usage = next(row for row in rows if row["id"] == "p1")["usage"]
     weighted = (usage["input"] + usage["cache_read"] * 0.1 + usage["cache_write_5m"] * 1.25
                 + usage["cache_write_1h"] * 2 + usage["output"] * 5)

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from agent_fixtures import Counted
 from hermes_fixtures import SUMMARY, HermesDb, call, terminal_result
 
 from xshare import cli
@@ -19,7 +20,7 @@ OVERHEAD = 100  # the invented system prompt and tool schemas, sent with every c
 
 
 def measure(path: Path) -> dict[str, dict]:
-    rows, problems = measure_hermes([path], len, "chars")
+    rows, problems = measure_hermes([path], Counted(len, "chars"))
     assert not problems, problems
     return {row["id"]: row for row in rows}
 

@@ -10,6 +10,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from agent_fixtures import Counted
 from hermes_fixtures import HermesDb, call, read_result, terminal_result
 
 from xshare.agents.hermes.state_db import measure_hermes
@@ -36,7 +37,7 @@ def write_session(path: Path, version: int = 22, auxiliary: bool = True, sid: st
 
 
 def one(path: Path) -> dict:
-    rows, problems = measure_hermes([path], len, "chars")
+    rows, problems = measure_hermes([path], Counted(len, "chars"))
     assert not problems
     return {row["id"]: row for row in rows}["s1"]
 
@@ -76,7 +77,7 @@ def test_auxiliary_rows_with_bad_values_and_other_sessions(tmp_path: Path) -> No
     con.execute(insert, ("gone", "title_generation", 1, 400, 12))  # a pruned session's usage: no row to add it to
     con.commit()
     con.close()
-    rows, problems = measure_hermes([path], len, "chars")
+    rows, problems = measure_hermes([path], Counted(len, "chars"))
     assert [row["id"] for row in rows] == ["s1"]
     assert problems == {"Hermes auxiliary usage rows with impossible counts skipped": 2}
     row = rows[0]

@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from agent_fixtures import openclaw_session
+from agent_fixtures import Counted, openclaw_session
 
 from xshare.agents.openclaw import reader as openclaw
 from xshare.agents.openclaw.tools import TOOLS
@@ -17,7 +17,7 @@ from xshare.measure.tool_tables import explain_tool
 
 def _read(path: Path, ledgers: dict | None = None) -> tuple[dict, Counter]:
     problems: Counter = Counter()
-    rows = openclaw.read(path, len, "chars", problems, ledgers)
+    rows = openclaw.read(path, Counted(len, "chars"), problems, ledgers)
     assert len(rows) == 1
     return rows[0], problems
 
@@ -106,7 +106,7 @@ def test_a_live_file_beside_its_reset_archive_is_one_session_each_call_once(tmp_
     live, archive, want = backed_up_before_the_reset(tmp_path)
     assert _read(live)[0]["api_calls"] == 3  # the backup alone holds one call: the archive's are read with it
     problems: Counter = Counter()
-    assert openclaw.read(archive, len, "chars", problems) == [] and problems == {openclaw.SAME_SESSION: 1}
+    assert openclaw.read(archive, Counted(len, "chars"), problems) == [] and problems == {openclaw.SAME_SESSION: 1}
     archive.rename(tmp_path / "alone.jsonl")
     alone, _ = _read(tmp_path / "alone.jsonl")
     (tmp_path / "alone.jsonl").rename(archive)

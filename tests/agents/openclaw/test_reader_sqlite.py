@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from agent_fixtures import openclaw_session
+from agent_fixtures import Counted, openclaw_session
 from openclaw_fixtures import add_cold_archive, as_version_4, compress, jsonl_entries, openclaw_database
 
 from xshare.agents.common import unzstd
@@ -32,7 +32,7 @@ def _session(tmp_path: Path, **options) -> list[dict]:
 
 def _rows(path: Path) -> tuple[dict[str, dict], Counter]:
     problems: Counter = Counter()
-    return {row["id"]: row for row in openclaw.read(path, len, "chars", problems)}, problems
+    return {row["id"]: row for row in openclaw.read(path, Counted(len, "chars"), problems)}, problems
 
 
 def _one(path: Path) -> tuple[dict, Counter]:

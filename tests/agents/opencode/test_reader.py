@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from agent_fixtures import opencode_db
+from agent_fixtures import Counted, opencode_db
 
 from xshare.agents.opencode import reader as opencode
 from xshare.agents.opencode.tools import TOOLS
@@ -19,7 +19,7 @@ from xshare.measure.tool_tables import explain_tool
 
 def _read(path: Path, ledgers: dict | None = None) -> tuple[dict[str, dict], Counter]:
     problems: Counter = Counter()
-    rows = opencode.read(path, len, "chars", problems, ledgers)
+    rows = opencode.read(path, Counted(len, "chars"), problems, ledgers)
     return {row["id"]: row for row in rows}, problems
 
 

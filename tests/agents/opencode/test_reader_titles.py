@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from agent_fixtures import opencode_db
+from agent_fixtures import Counted, opencode_db
 
 from xshare.agents.common import sqlite, unseen
 from xshare.agents.opencode import reader as opencode
@@ -33,7 +33,7 @@ def _titled(tmp_path: Path, title: str | None) -> Path:
 def test_a_titled_session_says_its_title_request_is_not_counted(tmp_path: Path, title: str | None, want: int):
     path = _titled(tmp_path, title)
     problems: Counter = Counter()
-    rows = {row["id"]: row for row in opencode.read(path, len, "chars", problems)}
+    rows = {row["id"]: row for row in opencode.read(path, Counted(len, "chars"), problems)}
     assert unseen.counts(rows["ses_b001"].get(unseen.FIELD)).get(opencode.TITLE, 0) == want
     assert unseen.FIELD not in rows["ses_b002"]  # a task's child session gets no title request
     assert rows["ses_b001"]["api_calls"] == 3 and not problems  # the figures themselves do not change
@@ -68,7 +68,7 @@ def _with_unknown_shapes(tmp_path: Path) -> tuple[Path, dict]:
 def test_unknown_parts_and_roles_are_counted(tmp_path: Path):
     path, want = _with_unknown_shapes(tmp_path)
     problems: Counter = Counter()
-    rows = {row["id"]: row for row in opencode.read(path, len, "chars", problems)}
+    rows = {row["id"]: row for row in opencode.read(path, Counted(len, "chars"), problems)}
     assert problems == {opencode.UNKNOWN_PART: 1, opencode.UNKNOWN_ROLE: 1}
     assert rows["ses_b001"]["api_calls"] == want["ses_b001"]["calls"]
 
@@ -87,7 +87,7 @@ def test_a_read_done_again_counts_what_it_met_once(tmp_path: Path, monkeypatch: 
 
     monkeypatch.setattr(sqlite, "open_database", moved_once)
     problems: Counter = Counter()
-    rows = {row["id"]: row for row in opencode.read(path, len, "chars", problems)}
+    rows = {row["id"]: row for row in opencode.read(path, Counted(len, "chars"), problems)}
     assert reads == [False, True]  # read again, carefully
     assert problems == {opencode.UNKNOWN_PART: 1, opencode.UNKNOWN_ROLE: 1}
     assert rows["ses_b001"]["api_calls"] == want["ses_b001"]["calls"]

@@ -20,9 +20,9 @@ from xshare.agents.claude_code.many import copy_source, find_sessions, measure_c
 from xshare.agents.claude_code.pages import children_by_parent, most_recent, session_found
 from xshare.agents.claude_code.projects import project_names
 from xshare.agents.claude_code.recognise import recognises
-from xshare.agents.common import counting as counter
+from xshare.agents.common.counting import TokenCounter
 from xshare.agents.common.measured import Measured
-from xshare.agents.protocol import Ambiguous, Found, Gathered, Looking
+from xshare.agents.protocol import Adapter, Ambiguous, Found, Gathered, Looking
 from xshare.measure.ids import path_key
 from xshare.measure.row import SessionRow
 from xshare.measure.tokens import TokenizerChoice
@@ -34,7 +34,7 @@ class ClaudeCode:
     tools = None  # its tool names are measure/classify.py's
 
     def __init__(self) -> None:
-        self.last: Measured = Measured()  # the last measure's copies, of the files it was given:
+        self.last: Measured | None = None  # the last measure's copies, of the files it was given:
         self.measured: frozenset[str] = frozenset()  # their path keys (a file not among them: worked out)
 
     def _remember(self, files: list[claude.TranscriptFile], result: Measured) -> None:
@@ -58,9 +58,9 @@ class ClaudeCode:
     def recognises(self, path: Path) -> bool:
         return recognises(path)
 
-    def read(self, path: Path, choice: TokenizerChoice, problems: Counter, ledgers: dict | None = None) -> list[dict]:
-        counter.use(choice)
-        transcript = read_file(claude.describe(path), detail=ledgers is not None)
+    def read(self, path: Path, counter: TokenCounter, problems: Counter,
+             ledgers: dict | None = None) -> list[SessionRow]:
+        transcript = read_file(claude.describe(path), counter, detail=ledgers is not None)
         counter.flush()
         problems.update(transcript.problems)
         row = transcript.row()
@@ -151,7 +151,7 @@ class ClaudeCode:
     def _copied(self, file: claude.TranscriptFile) -> frozenset[int] | None:
         """The calls of this file an earlier one bills, as the last measure found (None: work them out)."""
         key = path_key(file.path)
-        return self.last.copied.get(key, frozenset()) if key in self.measured else None
+        return self.last.copied.get(key, frozenset()) if self.last and key in self.measured else None
 
     def _detail(self, found: Found, file: claude.TranscriptFile, choice: TokenizerChoice, problems: Counter,
                 copied: frozenset[int] | None) -> Found:
@@ -195,7 +195,8 @@ class ClaudeCode:
                              files, children_by_parent(files).get(file.session_id, []))
 
     def detailed_files(self, looking: Looking) -> list[Path]:
-        return [path for path in self.discover(looking.given(self.agent)) if path_key(path) not in self.last.copy_files]
+        copies = self.last.copy_files if self.last else frozenset()
+        return [path for path in self.discover(looking.given(self.agent)) if path_key(path) not in copies]
 
     def read_detail(self, path: Path, looking: Looking, problems: Counter,
                     wanted: set[str] | None = None) -> list[Found] | None:
@@ -242,3 +243,4 @@ def _size(path: Path) -> int:
 
 
 ADAPTER = ClaudeCode()
+_CHECKED: Adapter = ADAPTER  # mypy holds it to the protocol (the registry checks only names)

@@ -7,8 +7,10 @@ again from its start; a FIFO or a device is never opened for reading (it could b
 from __future__ import annotations
 
 import os
+from collections import Counter
 
 from xshare.agents.claude_code import lines
+from xshare.agents.claude_code.files import TranscriptFile
 from xshare.state.store import loads
 from xshare.text import problem_at
 
@@ -21,6 +23,21 @@ class IncrementalLines:
     """The bytes-to-lines half of a transcript reader (ClaudeTranscript): its `__init__` sets `file`,
     `offset`, `identity`, `fingerprint`, `problems`, `unreadable`, `mtime_ns` and `_lines` (a
     lines.LineSplitter); it takes each line in `_line(line)` and forgets what it read in `_start_over()`."""
+
+    file: TranscriptFile
+    offset: int
+    identity: list | None  # (device, inode) of the file the offset belongs to
+    fingerprint: list | None  # [length, hash] of the first bytes read
+    problems: Counter[str]
+    unreadable: str | None
+    mtime_ns: int | None
+    _lines: lines.LineSplitter
+
+    def _line(self, line: bytes | memoryview) -> None:
+        raise NotImplementedError
+
+    def _start_over(self) -> None:
+        raise NotImplementedError
 
     def catch_up(self) -> int:
         """Read what was appended since last time; start over if the file shrank, was replaced or was

@@ -21,11 +21,13 @@ from xshare.agents.claude_code.copies import CallTimes
 from xshare.agents.claude_code.transcript import ClaudeTranscript, TranscriptFile
 from xshare.agents.claude_code.unrecorded import complete_packed, complete_with_unrecorded
 from xshare.agents.common import counting as counter
+from xshare.agents.common.counting import TokenCounter
 from xshare.agents.common.measured import Measured
 from xshare.agents.common.packed import PackedRows
 from xshare.agents.common.progress import Progress
 from xshare.measure import tokens as tokenizers
 from xshare.measure.ids import key_path, normal_id, path_key
+from xshare.measure.row import SessionRow
 from xshare.state.store import dumps, loads
 
 COPY_FILES = "Claude Code transcripts that copy another file's session (counted once, as that file)"
@@ -33,10 +35,10 @@ _IN_FLIGHT = 4  # batches per worker submitted ahead of the results: workers sta
 _BATCH_FILES, _BATCH_BYTES = 32, 1 << 20  # small sessions travel to a worker together, up to either
 
 
-def read_file(file: TranscriptFile, copied=(), detail: bool = False) -> ClaudeTranscript:
-    """One transcript read start to end, the calls in `copied` read as another file's."""
-    current = counter.current()  # made by counter.use (in this process, or by the pool's initializer)
-    transcript = ClaudeTranscript(file, current.count, current.name, detail, copied)
+def read_file(file: TranscriptFile, current: TokenCounter, copied=(), detail: bool = False) -> ClaudeTranscript:
+    """One transcript read start to end with the caller's counter, the calls in `copied` read as another
+    file's."""
+    transcript = ClaudeTranscript(file, current, detail, copied)
     fallbacks = current.fallbacks
     transcript.catch_up()
     if current.fallbacks > fallbacks:  # texts tiktoken failed on (a Rust panic): estimated, and said so
@@ -45,10 +47,10 @@ def read_file(file: TranscriptFile, copied=(), detail: bool = False) -> ClaudeTr
     return transcript
 
 
-def measure_file(file: TranscriptFile, copied=()) -> tuple[dict, dict, CallTimes]:
+def measure_file(file: TranscriptFile, copied=()) -> tuple[SessionRow, dict, CallTimes]:
     """One transcript: its row (even with no API call), its problems, and its own calls' start times
     (which other files may hold copies of: see agents/claude_code/copies.py)."""
-    transcript = read_file(file, copied)
+    transcript = read_file(file, counter.made(), copied)  # the pool's initializer made it (or the caller)
     return transcript.row(), dict(transcript.problems), transcript.copies.times
 
 
@@ -103,8 +105,9 @@ def measure_claude(
             result.problems.update(entry.problems)
     result.rows = PackedRows(complete_packed([entry.row for key, entry in fresh.items()
                                               if key not in result.copy_files]))
-    if todo and counter.current():
-        result.tokenizer = counter.current().choice  # the vocabulary may have proved unusable on load
+    made = counter.current()
+    if todo and made:
+        result.tokenizer = made.choice  # the vocabulary may have proved unusable on load
     if use_cache and (todo or reread):
         rows_cache.save(result.tokenizer.name, fresh)
     return result
@@ -129,7 +132,7 @@ def _settle_copies(fresh: dict[str, rows_cache.Entry], files: list[TranscriptFil
     return len(again)
 
 
-def _packed(measured: tuple[dict, dict, CallTimes]) -> tuple[bytes, dict | None, bytes]:
+def _packed(measured: tuple[SessionRow, dict, CallTimes]) -> tuple[bytes, dict | None, bytes]:
     """A worker's result as it travels and is kept: the row's JSON, its problems if any, and its own calls'
     start times as JSON, packed (agents/claude_code/copies.py: 16 bytes a call, in base64)."""
     return dumps(measured[0]), measured[1] or None, dumps(measured[2].to_json())
@@ -139,14 +142,14 @@ def _times(entry: rows_cache.Entry) -> CallTimes:
     return CallTimes.from_json(loads(entry.times))
 
 
-def measure_group(files: list[TranscriptFile], copied: list[frozenset[str]]) -> list[tuple[bytes, dict | None, bytes]]:
+def measure_group(files: list[TranscriptFile], copied: list[frozenset[int]]) -> list[tuple[bytes, dict | None, bytes]]:
     measured = [_packed(measure_file(file, lost)) for file, lost in zip(files, copied, strict=True)]
-    counter.current().flush()  # what this worker counted, for the others and for later runs
+    counter.made().flush()  # what this worker counted, for the others and for later runs
     return measured
 
 
 def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None,
-         copied: list[frozenset[str]] | None = None) -> list[tuple[bytes, dict | None, bytes]]:
+         copied: list[frozenset[int]] | None = None) -> list[tuple[bytes, dict | None, bytes]]:
     """Rows in the order of `todo`, each file's `copied` calls (if given) read as another file's. A
     session's subagent and compaction files replay its texts, so they go to the same worker, whose count
     cache then tokenizes each shared text once."""
@@ -163,7 +166,7 @@ def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None,
         progress.done()
 
 
-def _run_with(todo: list, copied: list[frozenset[str]], choice: tokenizers.TokenizerChoice, workers: int | None,
+def _run_with(todo: list, copied: list[frozenset[int]], choice: tokenizers.TokenizerChoice, workers: int | None,
               total: int, progress: Progress) -> list[tuple[bytes, dict | None, bytes]]:
     workers = counter.workers(workers)
     if workers < 2 or len(todo) < 2 or total < counter.PARALLEL_MIN_BYTES:
@@ -226,7 +229,7 @@ def find_sessions(wanted: str, claude_roots: list[str] | None = None) -> list[Tr
 
 
 def measure_one(file: TranscriptFile, choice: tokenizers.TokenizerChoice,
-                roots: list[Path] | None = None) -> tuple[dict, dict]:
+                roots: list[Path] | None = None) -> tuple[SessionRow, dict]:
     """One session's row, with the calls Claude Code billed but wrote into none of its family's files (the
     calls a file under `roots` holds earlier left out, as a report over them does)."""
     _, row, problems = measure_session(file, choice, roots=roots)
@@ -235,16 +238,16 @@ def measure_one(file: TranscriptFile, choice: tokenizers.TokenizerChoice,
 
 def measure_session(file: TranscriptFile, choice: tokenizers.TokenizerChoice, detail: bool = False,
                     copied: frozenset[int] | None = None,
-                    roots: list[Path] | None = None) -> tuple[ClaudeTranscript, dict, dict]:
+                    roots: list[Path] | None = None) -> tuple[ClaudeTranscript, SessionRow, dict]:
     """One session as `xshare session` and its page show it: the reader (with its per-call log when
     `detail`), its row as the report has it, and its problems. The row leaves out calls an earlier file
     holds (`copied`, else worked out from the files beside it and under `roots`) and adds the calls Claude
     Code billed but wrote into none of its family's files."""
-    counter.use(choice)
-    transcript = read_file(file, detail=detail)
+    current = counter.use(choice)
+    transcript = read_file(file, current, detail=detail)
     lost = copied if copied is not None else copied_here(file, transcript.copies.times, roots)
     if lost:
-        transcript = read_file(file, lost, detail)
+        transcript = read_file(file, current, lost, detail)
     row = transcript.row()
     if row.get("cost_state"):
         family = [measure_file(member)[0] for member in claude.family_files(file)]
@@ -272,7 +275,7 @@ def billed_elsewhere(file: TranscriptFile, times: CallTimes, roots: list[Path] |
     paths = {path_key(path): path for path in claude_copies.transcripts_in(project)}
     paths.update((path_key(other.path), other.path) for other in claude.discover(roots or []))
     paths.pop(mine, None)
-    cached = rows_cache.load(counter.current().choice.name, set(paths))
+    cached = rows_cache.load(counter.made().choice.name, set(paths))
     held: dict[str, tuple[str, dict[int, str | None]]] = {}
     ids = None
     for key, path in paths.items():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from pathlib import Path
+from typing import cast
 
 from xshare.agents.claude_code import transcript as claude
 from xshare.agents.claude_code.transcript import TranscriptFile
@@ -31,10 +32,10 @@ def session_found(file: TranscriptFile, row: SessionRow, files: list[TranscriptF
     if file.parent_id:
         held = next((other for other in files if other.session_id == file.parent_id), None)
         source = held.source if held else claude.INTERACTIVE
-        parent_row = {"id": file.parent_id, "agent": claude.AGENT, "source": source}
-        parent = Found(claude.AGENT, parent_row, path=held.path if held else None)  # type: ignore[arg-type]
-    kids = [Found(claude.AGENT, {"id": child.session_id}, path=child.path, sources=[child.path])  # type: ignore[arg-type]
-            for child in children]
+        parent_row = cast(SessionRow, {"id": file.parent_id, "agent": claude.AGENT, "source": source})  # a link's
+        parent = Found(claude.AGENT, parent_row, path=held.path if held else None)
+    kids = [Found(claude.AGENT, cast(SessionRow, {"id": child.session_id}), path=child.path,  # read by `detail`
+                  sources=[child.path]) for child in children]
     return Found(claude.AGENT, row, problems if problems is not None else Counter(), file.path, children=kids,
                  parent=parent, sources=[file.path, *(child.path for child in children)])
 

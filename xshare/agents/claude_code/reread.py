@@ -50,8 +50,9 @@ def reread_texts(attachment: dict, version: object = None) -> list[str]:
     file = payload.get("file") if isinstance(payload, dict) and payload.get("type") == "text" else None
     if not isinstance(file, dict) or not isinstance(file.get("content"), str):
         return []
-    path = attachment.get("filename") if isinstance(attachment.get("filename"), str) else file.get("filePath")
-    start = file.get("startLine") if isinstance(file.get("startLine"), int) and file["startLine"] > 0 else 1
+    path = value if isinstance(value := attachment.get("filename"), str) else file.get("filePath")
+    given = file.get("startLine")
+    start = given if isinstance(given, int) and given > 0 else 1
     called = json.dumps({"file_path": path}, separators=(",", ":"), ensure_ascii=False)
     return [_CALLED.format(called), _RESULT.format(_numbered(file["content"], start, version_of(version)))]
 
@@ -60,12 +61,14 @@ def media_file(attachment: dict) -> tuple[str, dict] | None:
     """An @-mentioned image or PDF (a `file` attachment holding base64): the Read-call reminder it is sent
     after, and the block it goes out as (inside the person's message, 2.1.332); None for anything else."""
     payload = attachment.get("content") if attachment.get("type") == "file" else None
-    file = payload.get("file") if isinstance(payload, dict) else None
+    if not isinstance(payload, dict):
+        return None
+    file = payload.get("file")
     if not isinstance(file, dict) or not isinstance(file.get("base64"), str):
         return None
     kind = "document" if payload.get("type") == "pdf" else "image"
     media_type = "application/pdf" if kind == "document" else file.get("type")
-    path = attachment.get("filename") if isinstance(attachment.get("filename"), str) else file.get("filePath")
+    path = value if isinstance(value := attachment.get("filename"), str) else file.get("filePath")
     called = json.dumps({"file_path": path}, separators=(",", ":"), ensure_ascii=False)
     return _CALLED.format(called), {"type": kind, "source": {"type": "base64", "media_type": media_type,
                                                               "data": file["base64"]}}
@@ -75,8 +78,8 @@ def _rendered(row: dict) -> list[str] | None:
     rendered = row.get("rendered")
     if not isinstance(rendered, list):
         return None
-    texts = [item.get("content") for item in rendered if isinstance(item, dict)]
-    texts = [text for text in texts if isinstance(text, str) and text]
+    contents = [item.get("content") for item in rendered if isinstance(item, dict)]
+    texts = [text for text in contents if isinstance(text, str) and text]
     # renderedRole "system": sent in a role-system turn, without the wrapper `rendered` shows (2.1.332)
     return [as_system_turn(text) for text in texts] if row.get("renderedRole") == "system" else texts
 

@@ -98,9 +98,9 @@ def save(tokenizer: str, fresh: dict[str, Entry]) -> None:
         for name, entry in fresh.items():
             head = [name, entry.size, entry.mtime_ns, entry.problems or {}, list(entry.copied)]
             yield dumps(head) + b"\t" + entry.row + b"\t" + entry.times + b"\n"
-        for name, head, rest in _entries(path, tokenizer):
+        for name, kept_head, rest in _entries(path, tokenizer):
             if name not in fresh and key_path(name).exists():
-                yield head + b"\t" + rest + b"\n"
+                yield kept_head + b"\t" + rest + b"\n"
 
     try:
         atomic_write(path, lines())

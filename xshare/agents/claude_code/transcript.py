@@ -64,6 +64,11 @@ from xshare.measure.media import MAX_IMAGE_TOKENS, media_tokens
 from xshare.measure.timestamps import refused
 from xshare.state.store import LOADS_VIEWS, loads
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without loading typing (the live paths read here); checkers see True
+if TYPE_CHECKING:
+    from xshare.agents.common.counting import TokenCounter
+    from xshare.measure.row import SessionRow
+
 __all__ = ["AGENT", "AUTOMATED", "INTERACTIVE", "INTERNAL", "INTERNAL_PREFIXES", "SUBAGENT", "ClaudeTranscript",
            "TranscriptFile", "call_usage", "default_roots", "describe", "discover", "family_files", "resolve_root"]
 AGENT = "claude-code"
@@ -83,11 +88,12 @@ REUSED_ID = ("calls whose request id an earlier call of the file had (another me
 class ClaudeTranscript(IncrementalLines):
     """Reads one transcript into a ledger; resumable from `to_state()` at any complete line."""
 
-    def __init__(self, file: TranscriptFile, count, tokenizer: str, detail: bool = False, copied=()) -> None:
+    def __init__(self, file: TranscriptFile, counter: TokenCounter, detail: bool = False, copied=()) -> None:
         self.file = file
         self.copies = Copies(file.path, file.source == INTERNAL, copied)  # calls another file bills
-        self.count = count
-        self.tokenizer = tokenizer
+        self.counter = counter
+        self.count = counter.count  # bound once: called for every text
+        self.tokenizer = counter.name
         self.ledger = Ledger(detail=detail, rounding=ROUNDING_PER_MESSAGE)
         self.offset = 0
         self.identity: list | None = None  # (device, inode) of the file the offset belongs to
@@ -119,7 +125,7 @@ class ClaudeTranscript(IncrementalLines):
     # --- bytes -> lines: IncrementalLines; a file replaced is read again from its start -------------
 
     def _start_over(self) -> None:
-        fresh = ClaudeTranscript(self.file, self.count, self.tokenizer, self.ledger.detail, self.copies.copied)
+        fresh = ClaudeTranscript(self.file, self.counter, self.ledger.detail, self.copies.copied)
         fresh.problems = self.problems
         self.__dict__.update(fresh.__dict__)
 
@@ -226,7 +232,7 @@ class ClaudeTranscript(IncrementalLines):
                 call["snapshot"] = snapshot
             return
         previous = self.calls.get(key) if key else None
-        if previous is not None:
+        if key and previous is not None:
             self._close_call()
             if snapshot[5] >= previous[5] and snapshot != previous:
                 self.calls.put(key, snapshot)
@@ -265,7 +271,7 @@ class ClaudeTranscript(IncrementalLines):
             self._apply_add(*entry)
 
     def _tool_use(self, block: dict, thread: str) -> None:
-        name = block.get("name") if isinstance(block.get("name"), str) else ""
+        name = value if isinstance(value := block.get("name"), str) else ""
         tool_input = block.get("input")
         category = classify_tool(name, tool_input)
         tool_id = block.get("id")
@@ -323,7 +329,7 @@ class ClaudeTranscript(IncrementalLines):
         self._add(category, text, thread)
 
     def _tool_result(self, block: dict, thread: str) -> None:
-        tool_id = block.get("tool_use_id") if isinstance(block.get("tool_use_id"), str) else None
+        tool_id = value if isinstance(value := block.get("tool_use_id"), str) else None
         found = self.tool_categories.get(tool_id) if tool_id is not None else None
         category = CATEGORIES[found[0]] if found is not None else "other"
         if tool_id and self._row_uuid:
@@ -342,7 +348,7 @@ class ClaudeTranscript(IncrementalLines):
         attachment = row.get("attachment")
         if not isinstance(attachment, dict):
             return
-        uuid = row.get("uuid") if isinstance(row.get("uuid"), str) else None
+        uuid = value if isinstance(value := row.get("uuid"), str) else None
         mentioned = media_file(attachment)
         if mentioned is not None:  # never its base64 as text: a Read-call reminder, then the picture
             called, block = mentioned
@@ -425,7 +431,7 @@ class ClaudeTranscript(IncrementalLines):
         automated = (self.entrypoint or "").startswith(AUTOMATED_ENTRYPOINT_PREFIX)
         return AUTOMATED if automated and self.file.source == INTERACTIVE else self.file.source
 
-    def row(self) -> dict:
+    def row(self) -> SessionRow:
         """The file's own row; xshare.agents.claude_code.unrecorded adds the calls Claude Code billed but did not write.
         It closes the open call (the file has ended for now): save `to_state()` before, not after."""
         self._close_call()
@@ -447,7 +453,7 @@ class ClaudeTranscript(IncrementalLines):
         return saved.reader_state(self)
 
     @classmethod
-    def from_state(cls, state: dict, file: TranscriptFile, count, tokenizer: str) -> ClaudeTranscript:
-        transcript = cls(file, count, tokenizer)
+    def from_state(cls, state: dict, file: TranscriptFile, counter: TokenCounter) -> ClaudeTranscript:
+        transcript = cls(file, counter)
         saved.restore(transcript, state)
         return transcript

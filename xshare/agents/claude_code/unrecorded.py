@@ -20,10 +20,18 @@ One function serves the report, `xshare session` and the live hook, so all three
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from xshare.agents.claude_code.transcript import AGENT
 from xshare.measure.ledger import BY_MODEL_FIELDS, CATEGORIES, OVERHEAD, USAGE_FIELDS, set_shares, usage_sums_agree
 from xshare.measure.prices import NO_MODEL, band_of
+from xshare.measure.row import SessionRow
 from xshare.state.store import dumps, loads
+
+# what the main row's completion reads of each row of its family: a whole row, or (packed rows) the few
+# fields complete_packed keeps
+FamilyPart = Mapping[str, Any]
 
 
 def _size(snapshot: dict) -> int:
@@ -68,7 +76,7 @@ def charge_unrecorded(tokens: int, snapshots: list[dict]) -> tuple[int, dict[str
     return calls, billed
 
 
-def complete_with_unrecorded(main_row: dict, family_rows: list[dict]) -> dict:
+def complete_with_unrecorded(main_row: SessionRow, family_rows: Sequence[FamilyPart]) -> SessionRow:
     """The session's row with the calls its family did not record; unchanged without usage totals.
 
     Apply it once, to rows as the reader made them (it adds to the figures it finds).
@@ -82,7 +90,7 @@ def complete_with_unrecorded(main_row: dict, family_rows: list[dict]) -> dict:
     snapshots = [snapshot for row in rows for snapshot in row.get("compaction_snapshots") or ()
                  if snapshot.get("covered")]
     calls, billed = charge_unrecorded(unrecorded, snapshots)
-    row = dict(main_row)
+    row = main_row.copy()
     row["billed_tokens"] = {name: main_row["billed_tokens"][name] + billed[name] for name in CATEGORIES}
     row["api_calls"] = main_row["api_calls"] + calls
     row["prompt_tokens_billed"] = main_row["prompt_tokens_billed"] + unrecorded
@@ -97,13 +105,13 @@ def complete_with_unrecorded(main_row: dict, family_rows: list[dict]) -> dict:
     return set_shares(row)
 
 
-def _extra_usage(cost: dict, rows: list[dict]) -> dict[str, int]:
+def _extra_usage(cost: dict, rows: Sequence[FamilyPart]) -> dict[str, int]:
     """Field by field, what the totals exceed the family's records by."""
     return {name: max(0, cost.get(name, 0) - sum(row["usage"][name] for row in rows)) for name in USAGE_FIELDS}
 
 
-def _with_unrecorded_models(main_row: dict, extra: dict[str, int], calls: int, prompt: int, cost: dict,
-                            rows: list[dict]) -> dict:
+def _with_unrecorded_models(main_row: SessionRow, extra: dict[str, int], calls: int, prompt: int, cost: dict,
+                            rows: Sequence[FamilyPart]) -> dict:
     """The main row's usage_by_model with the unrecorded usage added to the models whose own totals exceed
     the family's records of them (each field shared in proportion to those excesses), so each is priced at its
     model. Their calls go to the model with the most unrecorded prompt, in the band of the average call."""
@@ -132,7 +140,7 @@ def _with_unrecorded_models(main_row: dict, extra: dict[str, int], calls: int, p
     return by_model
 
 
-def _recorded(model: str, rows: list[dict]) -> dict[str, int]:
+def _recorded(model: str, rows: Sequence[FamilyPart]) -> dict[str, int]:
     entries = [entry for row in rows for entry in (row.get("usage_by_model") or {}).get(model, {}).values()]
     return {name: sum(entry.get(name, 0) for entry in entries) for name in USAGE_FIELDS}
 
@@ -152,7 +160,7 @@ def complete_packed(items: list[bytes]) -> list[bytes]:
     """Every session row completed with its family (rows whose `parent` is its id), over rows kept as JSON bytes
     (xshare.agents.common.packed), in place: only a completed row is decoded and packed again; of a subagent's row
     only what completing its parent reads is kept."""
-    children: dict[str, list[dict]] = {}
+    children: dict[str, list[FamilyPart]] = {}
     owners = []
     for index, item in enumerate(items):
         row = loads(item)

@@ -28,13 +28,14 @@ def call_usage(usage: object) -> list[int] | None:
     flat = _tokens(usage.get("cache_creation_input_tokens"))
     output = _tokens(usage.get("output_tokens"))
     split = usage.get("cache_creation")
-    five = one_hour = 0
+    five: int | None = 0
+    one_hour: int | None = 0
     if isinstance(split, dict):
         five = _tokens(split.get("ephemeral_5m_input_tokens"))
         one_hour = _tokens(split.get("ephemeral_1h_input_tokens"))
     elif split is not None:
         return None
-    if None in (fresh, read, flat, output, five, one_hour):
+    if fresh is None or read is None or flat is None or output is None or five is None or one_hour is None:
         return None
     write = max(flat, five + one_hour)
     prompt = fresh + read + write

@@ -7,5 +7,7 @@ from xshare.agents.codex.projects import project_names
 from xshare.agents.codex.recognise import recognises
 from xshare.agents.codex.tools import TOOLS
 from xshare.agents.common.file_agent import FileAgent
+from xshare.agents.protocol import Adapter
 
 ADAPTER = FileAgent(reader, recognises, TOOLS, project_names)
+_CHECKED: Adapter = ADAPTER  # mypy holds it to the protocol (the registry checks only names)

@@ -17,7 +17,7 @@ def project_names(files: list[Path], session_ids: Iterable[str]) -> dict[str, st
     names: dict[str, str] = {}
     for path in files:
         meta = _first_record(path)
-        payload = meta.get("payload") if isinstance(meta.get("payload"), dict) else meta  # the oldest: no payload
+        payload = value if isinstance(value := meta.get("payload"), dict) else meta  # the oldest: no payload
         session_id, cwd = payload.get("id"), payload.get("cwd")
         if isinstance(session_id, str) and isinstance(cwd, str) and cwd.strip():
             names[normal_id(session_id)] = PurePath(cwd.replace("\\", "/")).name or cwd

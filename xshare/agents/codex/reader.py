@@ -45,12 +45,12 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 
 from xshare.agents.codex.code_mode import CodeMode
 from xshare.agents.codex.tools import TOOLS
 from xshare.agents.common import same_file, unseen
+from xshare.agents.common.counting import TokenCounter
 from xshare.agents.common.replay import (
     Replay,
     as_text,
@@ -62,6 +62,7 @@ from xshare.agents.common.replay import (
 )
 from xshare.agents.common.sniff import one_document
 from xshare.agents.common.stated import read_stated
+from xshare.measure.row import SessionRow
 from xshare.state.paths import home as user_home
 from xshare.state.store import loads
 
@@ -123,11 +124,12 @@ def _find(value: object, key: str) -> str | None:
 
 
 class _Rollout:
-    def __init__(self, path: Path, count: Callable[[str], int], problems: Counter, detail: bool) -> None:
+    def __init__(self, path: Path, counter: TokenCounter, problems: Counter, detail: bool) -> None:
         self.path, self.problems = path, problems
-        self.replay = Replay(TOOLS, count, problems, detail)
+        self.replay = Replay(TOOLS, counter, problems, detail)
         self.session_id = path.stem.removeprefix("rollout-")
-        self.source, self.parent = "interactive", None
+        self.source = "interactive"
+        self.parent: str | None = None
         self.total: tuple | None = None
         self.usage_seen = False
         self.meta_seen = False
@@ -204,13 +206,14 @@ class _Rollout:
             replay.output("conversation", content_text(summary) if isinstance(summary, list) else "")
         elif kind == "custom_tool_call" and item.get("name") == "exec":
             self.code.call(item.get("call_id"), item.get("input"))
-        elif kind == "custom_tool_call_output" and self.code.is_open(item.get("call_id")):
-            self.code.result(item.get("call_id"), _output_text(item.get("output")))
+        elif kind == "custom_tool_call_output" and self.code.is_open(call_id := item.get("call_id")):
+            assert isinstance(call_id, str)  # is_open holds only str ids
+            self.code.result(call_id, _output_text(item.get("output")))
         elif kind in ("function_call", "custom_tool_call"):
             arguments = item.get("arguments") if kind == "function_call" else {"input": item.get("input")}
             replay.tool_call(item.get("call_id"), item.get("name"), parse_json(arguments) or arguments)
         elif kind == "local_shell_call":
-            action = item.get("action") if isinstance(item.get("action"), dict) else {}
+            action = value if isinstance(value := item.get("action"), dict) else {}
             replay.tool_call(item.get("call_id"), "local_shell", {"command": action.get("command")})
         elif kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
             output = item.get("output")
@@ -223,7 +226,7 @@ class _Rollout:
     def _compacted(self, payload: dict) -> None:
         replay = self.replay
         history = payload.get("replacement_history")
-        replay.compact(payload.get("message") if isinstance(payload.get("message"), str) else "")
+        replay.compact(value if isinstance(value := payload.get("message"), str) else "")
         for item in history if isinstance(history, list) else ():
             if isinstance(item, dict):
                 self.item(item)
@@ -274,10 +277,10 @@ class _Rollout:
         self.replay.call(prompt, usage, stamp)
         self.code.after_call()
 
-    def row(self, tokenizer: str) -> dict:
+    def row(self) -> SessionRow:
         self.code.close()
         unknown = None if self.usage_seen else NO_USAGE
-        row = self.replay.row(self.session_id, self.source, tokenizer, self.parent, unknown)
+        row = self.replay.row(self.session_id, self.source, self.parent, unknown)
         if self.titled and self.source == "interactive" and row["api_calls"]:
             row[unseen.FIELD] = {"codex_title": 1}
         return row
@@ -300,16 +303,16 @@ def _output_text(output: object) -> str:
     return as_text(output)
 
 
-def read(path: Path, count: Callable[[str], int], tokenizer: str, problems: Counter,
-         ledgers: dict | None = None) -> list[dict]:
+def read(path: Path, counter: TokenCounter, problems: Counter, ledgers: dict | None = None) -> list[SessionRow]:
     """The session row of one rollout file (with `ledgers`, its detailed ledger too)."""
     try:
         data = read_stated(path)
     except OSError:
         problems["Codex rollouts that vanished or could not be read"] += 1
         return []
-    rollout = _Rollout(path, count, problems, ledgers is not None)
+    rollout = _Rollout(path, counter, problems, ledgers is not None)
     rollout.records = b'"token_usage_record"' in data
+    held: int  # records read (a legacy document: one, or none)
     if one_document(path, data):
         held = _legacy_json(rollout, data)
     else:
@@ -320,7 +323,7 @@ def read(path: Path, count: Callable[[str], int], tokenizer: str, problems: Coun
     if not held:  # no record of Codex's: no session, not one with no calls
         holds_no_record(ROLLOUT, data, problems)
         return []
-    row = rollout.row(tokenizer)
+    row = rollout.row()
     if ledgers is not None:
         ledgers[row["id"]] = rollout.replay.ledger
     return [row]
@@ -339,13 +342,13 @@ def _legacy_json(rollout: _Rollout, data: bytes) -> bool:
     if isinstance(document.get("session"), dict):
         rollout._meta(document["session"])
     replay = rollout.replay
-    for item in document.get("items") if isinstance(document.get("items"), list) else ():
+    for item in value if isinstance(value := document.get("items"), list) else ():
         if not isinstance(item, dict):
             continue
         role, text = item.get("role"), content_text(item.get("content"))
         if role == "assistant":
             replay.output("conversation", text)
-            for call in item.get("tool_calls") if isinstance(item.get("tool_calls"), list) else ():
+            for call in value if isinstance(value := item.get("tool_calls"), list) else ():
                 function = call.get("function") if isinstance(call, dict) else None
                 if isinstance(function, dict):
                     arguments = function.get("arguments")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
+from typing import Protocol
 
 from xshare.measure import tokens as tokenizers
 
@@ -14,6 +15,25 @@ PARALLEL_MIN_BYTES = 4 << 20
 # distinct text to count per byte of transcripts: 22.9 MB in the corpus's 121.7 MB (bench/counter_crossover.py);
 # the text is ~0.47 of the bytes, but much of it is re-sent, and each distinct text is counted once
 TEXT_SHARE = 0.19
+
+
+class TokenCounter(Protocol):
+    """What a reader counts with, given by its caller: a text's tokens, and the tokenizer's name its rows
+    say (measure.tokens.Counter; the live path's lazy one, live/session_state.py)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def fallbacks(self) -> int:
+        """Texts the tokenizer failed on, estimated as characters / 4."""
+
+    def count(self, text: str) -> int: ...
+
+    def flush(self) -> None:
+        """What it counted, for the other processes and later runs."""
+
+
 _counter: tokenizers.Counter | None = None
 _most_workers: int | None = None  # the background pass measures with one process (sessions/prefill.py)
 
@@ -32,6 +52,12 @@ def use(choice: tokenizers.TokenizerChoice, fast: bool = False) -> tokenizers.Co
 def fast() -> bool:
     """Whether this process counts with fastokens (what a pool's spawned workers should load too)."""
     return _counter is not None and _counter.fast
+
+
+def made() -> tokenizers.Counter:
+    """This process's counter where one must have been made (by `use`, or a pool's initializer)."""
+    assert _counter is not None, "counting.use() first"
+    return _counter
 
 
 def current() -> tokenizers.Counter | None:
@@ -53,11 +79,12 @@ def load_if_counting(to_read: int = 0, workers: int = 1) -> None:
     `to_read` bytes of records hold enough text to pay for loading it, fastokens counts (if installed): its
     load is paid once, before the workers fork, and what it saves is shared by them, hence `workers` times.
     $XSHARE_COUNTER=tiktoken or fastokens overrides that choice (benchmarks; ruling out the extra)."""
-    if _counter.store is None or not len(_counter.store):
+    made_here = made()
+    if made_here.store is None or not len(made_here.store):
         wanted = os.environ.get("XSHARE_COUNTER", "")
         fast = wanted == "fastokens" or (
             wanted != "tiktoken" and to_read * TEXT_SHARE >= tokenizers.FAST_MIN_TEXT_BYTES * max(workers, 1))
-        _counter.load(fast=fast)
+        made_here.load(fast=fast)
 
 
 def cores() -> int:

@@ -11,14 +11,16 @@ from types import ModuleType
 
 from xshare.agents.common import counting as counter
 from xshare.agents.common import file_rows
+from xshare.agents.common.counting import TokenCounter
 from xshare.agents.common.whole_files import WholeFiles
-from xshare.agents.protocol import Ambiguous, Found, Gathered, Looking
+from xshare.agents.protocol import Adapter, Ambiguous, Found, Gathered, Looking
 from xshare.measure.ids import normal_id
-from xshare.measure.tokens import TokenizerChoice
+from xshare.measure.row import SessionRow
 from xshare.measure.tool_tables import ToolTable
 
 
-def one_session(agent: str, path: Path, rows: list[dict], problems: Counter, ledgers: dict) -> Found | Ambiguous | None:
+def one_session(agent: str, path: Path, rows: list[SessionRow], problems: Counter,
+                ledgers: dict) -> Found | Ambiguous | None:
     """The session a file holds: the one row, or the candidates when it holds several (a database)."""
     if len(rows) > 1:
         return Ambiguous(str(path), sorted(row["id"] for row in rows))
@@ -34,11 +36,11 @@ def only_one(session_id: str, held: list[Found]) -> Found | Ambiguous | None:
     return held[0] if held else None
 
 
-def read_one(adapter: FileAgent, path: Path, looking: Looking, problems: Counter) -> Found | Ambiguous | None:
+def read_one(adapter: Adapter, path: Path, looking: Looking, problems: Counter) -> Found | Ambiguous | None:
     """The session a file of the adapter's holds, read whole (its problems added to `problems`)."""
     found: Counter = Counter()
     ledgers: dict = {}
-    rows = adapter.read(path, looking.choice, found, ledgers)
+    rows = adapter.read(path, counter.use(looking.choice), found, ledgers)
     problems.update(found)
     return one_session(adapter.agent, path, rows, found, ledgers)
 
@@ -75,9 +77,9 @@ class FileAgent(WholeFiles):
     def recognises(self, path: Path) -> bool:
         return self._recognises(path)
 
-    def read(self, path: Path, choice: TokenizerChoice, problems: Counter, ledgers: dict | None = None) -> list[dict]:
-        current = counter.use(choice)
-        rows = self.reader.read(path, current.count, current.name, problems, ledgers)
+    def read(self, path: Path, counter: TokenCounter, problems: Counter,
+             ledgers: dict | None = None) -> list[SessionRow]:
+        rows = self.reader.read(path, counter, problems, ledgers)
         counter.flush()
         return rows
 
@@ -88,12 +90,13 @@ class FileAgent(WholeFiles):
         homes = self.homes(given)
         problems = Counter(self.unread(given))
         files = self.reader.discover(homes)
-        rows: list[dict] = []
+        rows: list[SessionRow] = []
         tokenizer = looking.choice
         if files:
             rows, more = file_rows.measure_agent(self.reader, files, tokenizer, looking.since, looking.use_cache)
             problems.update(more)
-            tokenizer = counter.current().choice if counter.current() else tokenizer
+            made = counter.current()  # none when every file was cached
+            tokenizer = made.choice if made else tokenizer
         return Gathered(rows, problems, tokenizer, bool(files), self.reader.describe(homes))
 
     def session_ids(self, looking: Looking) -> list[str]:
@@ -117,7 +120,7 @@ class FileAgent(WholeFiles):
                 break  # a file not named for it is read only while none named for it held it
             found: Counter = Counter()
             ledgers: dict = {}
-            rows = self.read(path, looking.choice, found, ledgers)
+            rows = self.read(path, counter.use(looking.choice), found, ledgers)
             problems.update(found)
             row = next((row for row in rows if row["id"] == session_id), None)
             if row is not None:

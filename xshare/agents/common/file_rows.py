@@ -20,6 +20,7 @@ from xshare.agents.common import counting as counter
 from xshare.measure import tokens as tokenizers
 from xshare.measure.ids import key_path, path_key
 from xshare.measure.plausible import row_problem
+from xshare.measure.row import SessionRow
 from xshare.state.store import atomic_write, dumps, read_json, state_dir
 
 
@@ -74,12 +75,12 @@ def database_stamp(path: Path) -> list[int] | None:
     return stamp
 
 
-def _read_agent_file(job: tuple[str, Path]) -> tuple[list[dict], dict]:
+def _read_agent_file(job: tuple[str, Path]) -> tuple[list[SessionRow], dict]:
     """One file of another agent (a worker's job): its rows and problems."""
     problems: Counter = Counter()
-    current = counter.current()  # made by the pool's initializer (or the caller, in this process)
+    current = counter.made()  # by the pool's initializer (or the caller, in this process)
     reader = importlib.import_module(job[0])  # by name: a job travels to a worker process as plain data
-    rows = reader.read(job[1], current.count, current.name, problems)
+    rows = reader.read(job[1], current, problems)
     current.flush()
     return rows, dict(problems)
 
@@ -92,14 +93,14 @@ def _read_agent_files(reader: str, todo: list[Path], total: int, workers: int | 
     context = counter.pool_context()
     counter.load_if_counting(total, workers)
     with ProcessPoolExecutor(workers, mp_context=context, initializer=counter.use,
-                             initargs=(counter.current().choice, counter.fast())) as pool:
+                             initargs=(counter.made().choice, counter.fast())) as pool:
         return list(pool.map(_read_agent_file, jobs))
 
 
 def measure_agent(
     reader: ModuleType, files: list[Path], choice: tokenizers.TokenizerChoice, since: datetime | None = None,
     use_cache: bool = True, workers: int | None = None,
-) -> tuple[list[dict], Counter]:
+) -> tuple[list[SessionRow], Counter]:
     """Rows of another agent's files (sessions/registry.py), each read again only when it changed: a
     session file by its size and mtime, a database by its own and its -wal's (files last written
     before `since` cannot hold a session in it)."""
@@ -134,7 +135,7 @@ def measure_agent(
         problems.update(entry[2])
     if use_cache and todo:
         kept = {key: entry for key, entry in cached.items() if key_path(key).exists()}
-        save_cache(counter.current().choice, {**kept, **fresh}, reader.AGENT)
+        save_cache(counter.made().choice, {**kept, **fresh}, reader.AGENT)
     return rows, problems
 
 

@@ -12,9 +12,9 @@ from xshare.measure import tokens as tokenizers
 
 @dataclass
 class Measured:
+    tokenizer: tokenizers.TokenizerChoice  # the one asked for, until a reader says it fell back
     rows: PackedRows = field(default_factory=PackedRows)
     problems: Counter = field(default_factory=Counter)
-    tokenizer: tokenizers.TokenizerChoice | None = None
     sources: dict[str, str] = field(default_factory=dict)  # agent -> "read" | "not found"
     looked_in: list[str] = field(default_factory=list)  # for the "nothing found" message (stderr)
     copied: dict[str, frozenset[int]] = field(default_factory=dict)  # path_key -> calls another file bills (digests)

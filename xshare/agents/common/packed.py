@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 
+from xshare.measure.row import SessionRow
 from xshare.state.store import dumps, loads
 
 
@@ -19,18 +20,18 @@ class PackedRows:
     def __init__(self, items: Iterable[bytes] = ()) -> None:
         self.items: list[bytes] = list(items)
 
-    def append(self, row: dict) -> None:
+    def append(self, row: SessionRow) -> None:
         self.items.append(dumps(row))
 
-    def __iadd__(self, rows: Iterable[dict]) -> PackedRows:
+    def __iadd__(self, rows: Iterable[SessionRow]) -> PackedRows:
         self.items.extend(dumps(row) for row in rows)
         return self
 
-    def pairs(self) -> Iterator[tuple[bytes, dict]]:
+    def pairs(self) -> Iterator[tuple[bytes, SessionRow]]:
         """Each row's bytes beside its dict, for a caller that keeps some rows as they are packed."""
         return ((item, loads(item)) for item in self.items)
 
-    def __iter__(self) -> Iterator[dict]:
+    def __iter__(self) -> Iterator[SessionRow]:
         return (loads(item) for item in self.items)
 
     def __len__(self) -> int:
@@ -39,10 +40,10 @@ class PackedRows:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, PackedRows) and self.items == other.items
 
-    __hash__ = None  # a mutable list, as list itself
+    __hash__ = None  # type: ignore[assignment]  # unhashable: a mutable list, as list itself (typeshed says so too)
 
 
-def in_window(rows: PackedRows, place: Callable[[dict], str]) -> tuple[PackedRows, int]:
+def in_window(rows: PackedRows, place: Callable[[SessionRow], str]) -> tuple[PackedRows, int]:
     """The rows `place` puts in the window (their bytes, not copies), and how many it defers."""
     inside, deferred = PackedRows(), 0
     for item, row in rows.pairs():

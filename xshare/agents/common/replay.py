@@ -16,8 +16,10 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from xshare.agents.common.counting import TokenCounter
 from xshare.measure.ledger import FIRST_CALL, Ledger, session_row
 from xshare.measure.plausible import call_counts
+from xshare.measure.row import SessionRow
 from xshare.measure.timestamps import refused
 from xshare.measure.tool_tables import ToolTable, explain_tool
 from xshare.state.store import dumps, loads
@@ -134,8 +136,9 @@ def names_by(folder: Path, key: Callable[[str], str | None]) -> dict[str, tuple[
 class Replay:
     """One session's messages, in order, through a ledger with per-call bills."""
 
-    def __init__(self, table: ToolTable, count: Callable[[str], int], problems: Counter, detail: bool = False) -> None:
-        self.agent, self.count, self.problems = table.agent, count, problems
+    def __init__(self, table: ToolTable, counter: TokenCounter, problems: Counter, detail: bool = False) -> None:
+        self.agent, self.problems = table.agent, problems
+        self.count, self.tokenizer = counter.count, counter.name
         self.table = table  # the agent's tools (agents/<name>/tools.py)
         self.ledger = Ledger(overhead_mode=FIRST_CALL, detail=detail)
         self.pending: list[tuple[str, str, str | None, str | None]] = []
@@ -218,11 +221,11 @@ class Replay:
         if text:
             self.ledger.add(category, self.count(text), key=key, thread=self.thread, label=label)
 
-    def row(self, session_id: str, source: str, tokenizer: str, parent: str | None = None,
-            usage_unknown: str | None = None) -> dict:
+    def row(self, session_id: str, source: str, parent: str | None = None,
+            usage_unknown: str | None = None) -> SessionRow:
         self.flush()
         row = session_row(self.ledger, session_id=session_id, agent=self.agent, source=source,
-                          tokenizer=tokenizer, parent=parent)
+                          tokenizer=self.tokenizer, parent=parent)
         if usage_unknown:
-            row[USAGE_UNKNOWN] = usage_unknown
+            row["usage_unknown"] = usage_unknown  # USAGE_UNKNOWN
         return row

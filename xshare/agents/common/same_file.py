@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 Item = TypeVar("Item")
 Identity = tuple
@@ -32,7 +32,7 @@ def identity(path: str | os.PathLike) -> Identity:
     return examine(path)[0]
 
 
-def unique(items: Iterable[Item], path_of: Callable[[Item], str | os.PathLike] = os.fspath) -> list[Item]:
+def unique(items: Iterable[Item], path_of: Callable[[Any], str | os.PathLike] = os.fspath) -> list[Item]:
     """The items in their order, each file only at its first spelling."""
     seen: set[Identity] = set()
     kept = []

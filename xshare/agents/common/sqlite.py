@@ -91,8 +91,8 @@ def open_database(
             connection.close()
             if is_locked(error) or not isinstance(error, sqlite3.OperationalError):
                 raise
-            connection = None  # read-only folder, unreadable -shm, hot journal: read a copy instead
-        if connection is not None:
+            # read-only folder, unreadable -shm, hot journal: read a copy instead (below)
+        else:
             try:
                 yield connection, lambda: True  # mode=ro reads a consistent snapshot by itself
             finally:

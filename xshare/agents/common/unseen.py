@@ -9,8 +9,9 @@ These are the other agents' calls of that kind, found by driving their real CLIs
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Final
 
-FIELD = "unseen_calls"  # row and group field: {key: calls}
+FIELD: Final = "unseen_calls"  # row and group field: {key: calls}
 
 WHAT = {
     # Codex 0.171's app-server (the TUI, the IDE extension) starts a separate title thread for a new thread:

@@ -11,25 +11,26 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import importlib
+from types import ModuleType
 
 MAX_OUTPUT = 64 << 20  # OpenClaw caps a row at 4 MiB; a whole archive may be larger, never this large
 _UNKNOWN_SIZE = (1 << 64) - 1, (1 << 64) - 2  # ZSTD_CONTENTSIZE_UNKNOWN, ZSTD_CONTENTSIZE_ERROR
 
-_library: object = None  # not looked for yet; False: none found
-_module: object = None  # the same for the standard library's compression.zstd
+_library: ctypes.CDLL | bool | None = None  # not looked for yet; False: none found
+_module: ModuleType | bool | None = None  # the same for the standard library's compression.zstd
 
 
-def _stdlib() -> object:
+def _stdlib() -> ModuleType | None:
     global _module
     if _module is None:
         try:
             _module = importlib.import_module("compression.zstd")
         except ImportError:
             _module = False  # looked for once: a failed import is not cheap, and rows come by the thousand
-    return _module or None
+    return _module if isinstance(_module, ModuleType) else None
 
 
-def _libzstd() -> object:
+def _libzstd() -> ctypes.CDLL | None:
     global _library
     if _library is None:
         _library = False
@@ -47,7 +48,7 @@ def _libzstd() -> object:
             library.ZSTD_getFrameContentSize.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
             _library = library
             break
-    return _library or None
+    return _library if isinstance(_library, ctypes.CDLL) else None
 
 
 def available() -> bool:

@@ -8,9 +8,10 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+from xshare.agents.common import counting
+from xshare.agents.common.counting import TokenCounter
 from xshare.agents.protocol import Found, Gathered, Looking
 from xshare.measure.row import SessionRow
-from xshare.measure.tokens import TokenizerChoice
 
 
 class WholeFiles:
@@ -21,7 +22,7 @@ class WholeFiles:
     def discover(self, given: list[str] | None) -> list[Path]:
         raise NotImplementedError
 
-    def read(self, path: Path, choice: TokenizerChoice, problems: Counter,
+    def read(self, path: Path, counter: TokenCounter, problems: Counter,
              ledgers: dict | None = None) -> list[SessionRow]:
         raise NotImplementedError
 
@@ -39,7 +40,7 @@ class WholeFiles:
                     wanted: set[str] | None = None) -> list[Found] | None:
         found: Counter = Counter()
         ledgers: dict = {}
-        rows = self.read(path, looking.choice, found, ledgers)
+        rows = self.read(path, counting.use(looking.choice), found, ledgers)  # this process's counter
         problems.update(found)
         return [Found(self.agent, row, found, path, ledgers[row["id"]]) for row in rows if row["id"] in ledgers]
 
@@ -57,8 +58,8 @@ class WholeFiles:
         gathered = self.measure(looking)
         if gathered is None:
             return None
-        rows = [row for row in gathered.rows if row.get("last_activity")]
-        return Found(self.agent, max(rows, key=lambda row: row["last_activity"])) if rows else None
+        active = [(when, row) for row in gathered.rows if (when := row.get("last_activity"))]
+        return Found(self.agent, max(active, key=lambda pair: pair[0])[1]) if active else None
 
     def live(self, session_id: str, looking: Looking) -> SessionRow | None:
         return None

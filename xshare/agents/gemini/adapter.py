@@ -7,5 +7,7 @@ from xshare.agents.gemini import reader
 from xshare.agents.gemini.projects import project_names
 from xshare.agents.gemini.recognise import recognises
 from xshare.agents.gemini.tools import TOOLS
+from xshare.agents.protocol import Adapter
 
 ADAPTER = FileAgent(reader, recognises, TOOLS, project_names)
+_CHECKED: Adapter = ADAPTER  # mypy holds it to the protocol (the registry checks only names)

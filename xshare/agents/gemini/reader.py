@@ -56,14 +56,15 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 
 from xshare.agents.common import same_file, unseen
+from xshare.agents.common.counting import TokenCounter
 from xshare.agents.common.replay import Replay, as_text, content_text, holds_no_record, json_objects, names_by
 from xshare.agents.common.sniff import one_document
 from xshare.agents.common.stated import read_stated
 from xshare.agents.gemini.tools import TOOLS
+from xshare.measure.row import SessionRow
 from xshare.state.paths import home as user_home
 from xshare.state.store import loads
 
@@ -167,7 +168,7 @@ def _rewritten(by_id: dict[str, dict], messages: list[dict]) -> dict[str, dict]:
     for index, message in enumerate(messages):
         key = str(message["id"]) if message.get("id") is not None else f"#{index}"
         old = by_id.get(key)
-        listed[key] = old if _billed(old) and not _billed(message) else message
+        listed[key] = old if old is not None and _billed(old) and not _billed(message) else message
     for key in listed:
         merged.pop(key, None)
     return {**merged, **listed}
@@ -175,7 +176,7 @@ def _rewritten(by_id: dict[str, dict], messages: list[dict]) -> dict[str, dict]:
 
 def _result_text(call: dict) -> str:
     parts = []
-    for item in call.get("result") if isinstance(call.get("result"), list) else ():
+    for item in value if isinstance(value := call.get("result"), list) else ():
         response = item.get("functionResponse") if isinstance(item, dict) else None
         if isinstance(response, dict):
             inner = response.get("response")
@@ -200,13 +201,13 @@ def replay_messages(replay: Replay, messages: list[dict]) -> int:
         elif kind == "gemini":
             if isinstance(message.get("model"), str):
                 replay.model = message["model"]
-            tokens = message.get("tokens") if isinstance(message.get("tokens"), dict) else {}
+            tokens = value if isinstance(value := message.get("tokens"), dict) else {}
             counts = replay.usage((tokens.get(name) for name in ("input", "cached", "output", "thoughts")), 1)
             prompt, cached, output, thoughts = counts or (0, 0, 0, 0)  # impossible: no call, as when cancelled
             cached = min(cached, prompt)
             usage = {"input": prompt - cached, "cache_read": cached, "output": output + thoughts}
             replay.output("conversation", content_text(message.get("content")))
-            calls = message.get("toolCalls") if isinstance(message.get("toolCalls"), list) else []
+            calls = value if isinstance(value := message.get("toolCalls"), list) else []
             for call in calls:
                 if isinstance(call, dict):
                     replay.tool_call(call.get("id"), call.get("name"), call.get("args"))
@@ -294,8 +295,7 @@ def _replay_chats(replay: Replay, chats: list[tuple[Path, dict, list[dict]]]) ->
     return prompts
 
 
-def read(path: Path, count: Callable[[str], int], tokenizer: str, problems: Counter,
-         ledgers: dict | None = None) -> list[dict]:
+def read(path: Path, counter: TokenCounter, problems: Counter, ledgers: dict | None = None) -> list[SessionRow]:
     """The session row of one chat file, read with the other files of its session (with `ledgers`, its
     detailed ledger too); none when another file's row is the session's."""
     try:
@@ -317,11 +317,11 @@ def read(path: Path, count: Callable[[str], int], tokenizer: str, problems: Coun
             if any(_billed(message) for message in messages):  # a stub, holding no call, is no one's news
                 problems[SAME_SESSION] += 1
             return []
-    replay = Replay(TOOLS, count, problems, ledgers is not None)
+    replay = Replay(TOOLS, counter, problems, ledgers is not None)
     prompts = _replay_chats(replay, chats)
     kind = header.get("kind")
     source = "interactive" if kind in (None, "main") else "subagent"
-    row = replay.row(session_id, source, tokenizer)
+    row = replay.row(session_id, source)
     if prompts and row["api_calls"]:  # a subagent's run asks the router too (0.61, model on auto)
         row[unseen.FIELD] = {"gemini_router": prompts}
     if ledgers is not None:

@@ -7,13 +7,14 @@ from collections import Counter
 from pathlib import Path
 
 from xshare.agents.common import counting as counter
+from xshare.agents.common.counting import TokenCounter
 from xshare.agents.common.file_agent import only_one, read_one
 from xshare.agents.common.whole_files import WholeFiles
 from xshare.agents.hermes import state_db as hermes
 from xshare.agents.hermes.recognise import recognises
 from xshare.agents.hermes.rows_cache import measure_hermes
-from xshare.agents.protocol import Ambiguous, Found, Gathered, Looking
-from xshare.measure.tokens import TokenizerChoice
+from xshare.agents.protocol import Adapter, Ambiguous, Found, Gathered, Looking
+from xshare.measure.row import SessionRow
 
 
 class Hermes(WholeFiles):
@@ -41,21 +42,22 @@ class Hermes(WholeFiles):
     def recognises(self, path: Path) -> bool:
         return recognises(path)
 
-    def read(self, path: Path, choice: TokenizerChoice, problems: Counter, ledgers: dict | None = None) -> list[dict]:
-        current = counter.use(choice)
-        rows = hermes.read_database(path, current.count, current.name, problems, ledgers=ledgers)
+    def read(self, path: Path, counter: TokenCounter, problems: Counter,
+             ledgers: dict | None = None) -> list[SessionRow]:
+        rows = hermes.read_database(path, counter, problems, ledgers=ledgers)
         counter.flush()
         return rows
 
     def measure(self, looking: Looking) -> Gathered:
         given = looking.given(self.agent)
         databases = self.databases(given)
-        rows: list[dict] = []
+        rows: list[SessionRow] = []
         problems: Counter = Counter()
         tokenizer = looking.choice
         if databases:
             rows, problems = measure_hermes(databases, tokenizer, looking.since, looking.use_cache)
-            tokenizer = counter.current().choice if counter.current() else tokenizer
+            made = counter.current()  # none when every database was cached
+            tokenizer = made.choice if made else tokenizer
         found = None if given == [] else any(path.is_file() for path in databases)
         return Gathered(rows, problems, tokenizer, found, self.describe(given))
 
@@ -79,8 +81,8 @@ class Hermes(WholeFiles):
             found: Counter = Counter()
             ledgers: dict | None = {} if detail else None
             current = counter.use(looking.choice)
-            rows = hermes.read_database(path, current.count, current.name, found, only=session_id, ledgers=ledgers)
-            counter.flush()
+            rows = hermes.read_database(path, current, found, only=session_id, ledgers=ledgers)
+            current.flush()
             problems.update(found)
             if rows:
                 held.append(Found(self.agent, rows[0], found, path, (ledgers or {}).get(session_id)))
@@ -94,5 +96,5 @@ class Hermes(WholeFiles):
         return read_one(self, path, looking, problems)
 
 
-
 ADAPTER = Hermes()
+_CHECKED: Adapter = ADAPTER  # mypy holds it to the protocol (the registry checks only names)

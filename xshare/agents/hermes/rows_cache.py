@@ -14,6 +14,7 @@ from xshare.agents.common.file_rows import cache_entry_ok, database_stamp, load_
 from xshare.agents.hermes import state_db as hermes
 from xshare.measure import tokens as tokenizers
 from xshare.measure.ids import path_key
+from xshare.measure.row import SessionRow
 from xshare.measure.timestamps import parse_time
 
 AGENT = hermes.AGENT  # its cache file's name
@@ -35,11 +36,11 @@ def _reaches(read_since: object, since: datetime | None) -> bool:
 
 def measure_hermes(
     databases: list[Path], choice: tokenizers.TokenizerChoice, since: datetime | None = None, use_cache: bool = True
-) -> tuple[list[dict], Counter]:
+) -> tuple[list[SessionRow], Counter]:
     """Rows of every session in these Hermes databases, counted with the same tokenizer as Claude's rows.
     A database is read again only when it (or its -wal) changed, or for a window reaching further back."""
     cached = load_cache(choice, AGENT, entry_ok) if use_cache else {}
-    rows: list[dict] = []
+    rows: list[SessionRow] = []
     problems: Counter = Counter()
     fresh: dict[str, list] = {}
     for path in same_file.unique(databases):  # one database named twice is read once
@@ -49,7 +50,7 @@ def measure_hermes(
             fresh[path_key(path)] = entry
         else:
             current = counter.use(choice)
-            found, trouble = hermes.measure_hermes([path], current.count, current.name, since=since)
+            found, trouble = hermes.measure_hermes([path], current, since=since)
             choice = current.choice  # the vocabulary may have proved unusable on load
             counter.flush()
             fresh[path_key(path)] = [stamp, start, found, dict(trouble)]

@@ -48,6 +48,11 @@ from xshare.measure.timestamps import epoch_seconds, refused, stamp
 from xshare.state.paths import home as user_home
 from xshare.text import safe_label
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without loading typing (the live paths read here); checkers see True
+if TYPE_CHECKING:
+    from xshare.agents.common.counting import TokenCounter
+    from xshare.measure.row import SessionRow
+
 AGENT = "hermes"
 # a person at the keyboard: the classic CLI, the TUI (`hermes chat --tui`), the desktop app, chat platforms
 INTERACTIVE = frozenset({"cli", "tui", "desktop", "local", "telegram"})
@@ -159,7 +164,7 @@ def _copies(rows: list[dict], summaries: list[int], calls_recorded: int | None,
                 index -= 1
         index = at + 1
         while index < len(rows) and not rows[index]["summary"]:
-            same_clock = clock is not None and clocks[index] is not None and clocks[index] <= clock
+            same_clock = clock is not None and (other := clocks[index]) is not None and other <= clock
             if not (same_clock or repeats(index)):
                 break
             copies.add(index)
@@ -181,16 +186,15 @@ def _copies(rows: list[dict], summaries: list[int], calls_recorded: int | None,
 def measure_session(
     session: dict,
     rows: list[dict],
-    count: Callable[[str], int],
-    tokenizer: str,
+    counter: TokenCounter,
     problems: Counter,
     parent_rows: set[tuple] | None = None,
     ledgers: dict | None = None,
-) -> dict:
+) -> SessionRow:
     """One session's row from its `sessions` row and its messages (dicts, in id order). `parent_rows`:
     the signatures of the parent's rows when this session continues one by rotation. With `ledgers`
     (a dict), the ledger keeps its per-call log and is left there under the session id (the HTML page)."""
-    reader = _SessionReader(session, rows, count, problems, detail=ledgers is not None)
+    reader = _SessionReader(session, rows, counter.count, problems, detail=ledgers is not None)
     if ledgers is not None:
         ledgers[str(session["id"])] = reader.ledger
     reader.replay(parent_rows)
@@ -200,7 +204,7 @@ def measure_session(
         session_id=str(session["id"]),
         agent=AGENT,
         source=source_label(session.get("source"), session.get("model_config")),
-        tokenizer=tokenizer,
+        tokenizer=counter.name,
         parent=parent if isinstance(parent, str) and parent else None,
     )
     row["unrecorded_reviews"] = reader.reviews  # estimated, not counted: Hermes records them nowhere
@@ -218,7 +222,7 @@ class _SessionReader:
         self.unanswered: list[tuple[str, str]] = []  # fallback-shape calls (no ids) still waiting for results
         self.copy = False  # the row being replayed is a compaction copy
         self.reviews = 0
-        self.model = session.get("model") if isinstance(session.get("model"), str) else None
+        self.model = value if isinstance(value := session.get("model"), str) else None
 
     def replay(self, parent_rows: set[tuple] | None) -> None:
         self._prepare()
@@ -362,13 +366,12 @@ def _seen_text(row: dict) -> str:
 
 def _read(
     connection: sqlite3.Connection,
-    count: Callable[[str], int],
-    tokenizer: str,
+    counter: TokenCounter,
     problems: Counter,
     since: datetime | None,
     only: str | None,
     ledgers: dict | None = None,
-) -> list[dict]:
+) -> list[SessionRow]:
     session_columns = table_columns(connection, "sessions")
     message_columns = table_columns(connection, "messages")
     if not {"id", "source"} <= session_columns or not {"session_id", "role"} <= message_columns:
@@ -385,7 +388,7 @@ def _read(
         query = (
             f"SELECT {_select(message_columns, _MESSAGE_COLUMNS)} FROM messages WHERE session_id = ? ORDER BY id"
         )
-        found = []
+        found: list[SessionRow] = []
         for session in sessions:
             if only is not None and session["id"] != only:
                 continue
@@ -403,8 +406,8 @@ def _read(
                     signature(dict(zip(_MESSAGE_COLUMNS, values, strict=True)))
                     for values in connection.execute(query, (session["parent_session_id"],))
                 }
-            row = measure_session(session, rows, count, tokenizer, problems, parent_rows, ledgers)
-            found.append(add_unrecorded(row, auxiliary.get(str(session["id"]))))
+            measured = measure_session(session, rows, counter, problems, parent_rows, ledgers)
+            found.append(add_unrecorded(measured, auxiliary.get(str(session["id"]))))
     finally:
         with contextlib.suppress(sqlite3.Error):  # ends a read; never hides the error that ended it early
             connection.execute("COMMIT")
@@ -413,24 +416,23 @@ def _read(
 
 def read_database(
     path: Path,
-    count: Callable[[str], int],
-    tokenizer: str,
+    counter: TokenCounter,
     problems: Counter,
     since: datetime | None = None,
     only: str | None = None,
     ledgers: dict | None = None,
-) -> list[dict]:
+) -> list[SessionRow]:
     """Every session's row in one database (with `ledgers`, their detailed ledgers too); problems are
     counted, never raised.
 
     The first read takes the cheapest way in; when a writer moved the file under it (or it failed), the
     next reads are `careful` (mode=ro wherever the sidecars exist). A lock is waited out a few times."""
-    rows: list[dict] = []
+    rows: list[SessionRow] = []
     for attempt in range(LOCK_RETRIES + 1):
         last = attempt == LOCK_RETRIES
         try:
             with open_database(path, problems, careful=attempt > 0) as (connection, unchanged):
-                rows = _read(connection, count, tokenizer, problems, since, only, ledgers)
+                rows = _read(connection, counter, problems, since, only, ledgers)
                 if unchanged() or last:
                     return rows
         except Unreadable as error:
@@ -457,17 +459,16 @@ def read_database(
 
 def measure_hermes(
     databases: list[Path],
-    count: Callable[[str], int],
-    tokenizer: str,
+    counter: TokenCounter,
     since: datetime | None = None,
-) -> tuple[list[dict], Counter]:
+) -> tuple[list[SessionRow], Counter]:
     """Rows of every session in these databases (even those with no call) and the problems met."""
     problems: Counter = Counter()
-    rows: list[dict] = []
+    rows: list[SessionRow] = []
     for path in databases:
         path = Path(path).expanduser()
         if not path.is_file():
             problems[f"Hermes database {path} not found"] += 1
             continue
-        rows += read_database(path, count, tokenizer, problems, since=since)
+        rows += read_database(path, counter, problems, since=since)
     return rows, problems

@@ -83,7 +83,7 @@ def tool_calls(value: object) -> list[tuple[list[str], str, str, str]]:
             continue
         live = isinstance(call.get("function"), dict)
         function = call["function"] if live else call
-        name = function.get("name") if isinstance(function.get("name"), str) else ""
+        name = value if isinstance(value := function.get("name"), str) else ""
         arguments = function.get("arguments")
         sent = sent_arguments(arguments) if live else None
         if arguments is not None and not isinstance(arguments, str):

@@ -19,6 +19,7 @@ from xshare.agents.common.sqlite import table_columns
 from xshare.measure.ledger import BY_MODEL_FIELDS, OVERHEAD, set_shares, usage_sums_agree
 from xshare.measure.plausible import MAX_CALLS, count, session_counts
 from xshare.measure.prices import NO_MODEL, band_of
+from xshare.measure.row import SessionRow
 from xshare.text import safe_label
 
 TABLE = "session_model_usage"
@@ -44,10 +45,12 @@ def read_auxiliary(connection: sqlite3.Connection,
     found: dict[str, dict[str, dict[str, dict[str, int]]]] = {}
     query = f"SELECT session_id, task, {model_column}, {select} FROM {TABLE} WHERE task IS NOT NULL AND task != ''"
     for session_id, task, model, calls, *tokens in connection.execute(query):
-        checked = [count(calls, MAX_CALLS), *(session_counts(tokens, count(calls, MAX_CALLS) or 0) or [None])]
-        if None in checked:
+        calls_checked = count(calls, MAX_CALLS)
+        tokens_checked = session_counts(tokens, calls_checked or 0)
+        if calls_checked is None or tokens_checked is None:
             problems[IMPOSSIBLE] += 1
             continue
+        checked = [calls_checked, *tokens_checked]
         # a task name is printed and published as a label: one that is not a plain word is `other`
         models = found.setdefault(str(session_id), {}).setdefault(safe_label(str(task)), {})
         counts = models.setdefault(model if isinstance(model, str) and model else NO_MODEL, dict.fromkeys(wanted, 0))
@@ -56,7 +59,7 @@ def read_auxiliary(connection: sqlite3.Connection,
     return found
 
 
-def add_unrecorded(row: dict, tasks: dict[str, dict[str, dict[str, int]]] | None) -> dict:
+def add_unrecorded(row: SessionRow, tasks: dict[str, dict[str, dict[str, int]]] | None) -> SessionRow:
     """The session's row with its auxiliary calls billed in (see the module docstring), each model's at its
     model (usage_by_model, in the band of its average call); every Hermes row gets the three counts, zero
     when there were none."""

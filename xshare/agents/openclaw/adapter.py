@@ -6,5 +6,7 @@ from xshare.agents.common.file_agent import FileAgent
 from xshare.agents.openclaw import reader
 from xshare.agents.openclaw.recognise import recognises
 from xshare.agents.openclaw.tools import TOOLS
+from xshare.agents.protocol import Adapter
 
 ADAPTER = FileAgent(reader, recognises, TOOLS)
+_CHECKED: Adapter = ADAPTER  # mypy holds it to the protocol (the registry checks only names)

@@ -84,7 +84,7 @@ def _cold_entries(archive: tuple, folder: Path, problems: Counter) -> list | Non
         record = parse_json(line)
         row = record.get("row") if isinstance(record, dict) and record.get("kind") == "event" else None
         if isinstance(row, dict) and isinstance(row.get("event_json"), str):
-            rows.append((row.get("seq") if isinstance(row.get("seq"), int) else 0, row["event_json"]))
+            rows.append((value if isinstance(value := row.get("seq"), int) else 0, row["event_json"]))
     return _entries_of_rows([(text, None, None) for _, text in sorted(rows, key=lambda item: item[0])], problems)
 
 

@@ -42,10 +42,10 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 
 from xshare.agents.common import same_file, unzstd
+from xshare.agents.common.counting import TokenCounter
 from xshare.agents.common.replay import (
     Replay,
     as_text,
@@ -60,6 +60,7 @@ from xshare.agents.common.sqlite import SQLITE_MAGIC
 from xshare.agents.common.stated import read_stated
 from xshare.agents.openclaw.db import COMPRESSED_UNREADABLE, DATABASE_NAME, read_sessions
 from xshare.agents.openclaw.tools import TOOLS
+from xshare.measure.row import SessionRow
 from xshare.measure.tool_tables import explain_tool
 from xshare.state.paths import home as user_home
 from xshare.state.store import dumps, loads
@@ -147,8 +148,8 @@ def _groups(folder: Path) -> dict[str, str]:
 
 
 class _Transcript:
-    def __init__(self, session_id: str, count: Callable[[str], int], problems: Counter, detail: bool) -> None:
-        self.replay = Replay(TOOLS, count, problems, detail)
+    def __init__(self, session_id: str, counter: TokenCounter, problems: Counter, detail: bool) -> None:
+        self.replay = Replay(TOOLS, counter, problems, detail)
         self.problems = problems
         self.session_id = session_id
         self.order: list[str] = []  # entry ids in the order their text became present
@@ -159,7 +160,7 @@ class _Transcript:
         replay = self.replay
         stamp = replay.seen(entry.get("timestamp"))
         kind = entry.get("type")
-        key = entry.get("id") if isinstance(entry.get("id"), str) else None
+        key = value if isinstance(value := entry.get("id"), str) else None
         if key:
             self.order.append(key)
         if kind == "session":
@@ -189,7 +190,7 @@ class _Transcript:
         if role == "assistant":
             if isinstance(message.get("model"), str):
                 replay.model = message["model"]
-            for part in message.get("content") if isinstance(message.get("content"), list) else ():
+            for part in value if isinstance(value := message.get("content"), list) else ():
                 if not isinstance(part, dict):
                     continue
                 if part.get("type") == "toolCall":
@@ -197,7 +198,7 @@ class _Transcript:
                     replay.tool_call(part.get("id"), part.get("name"), parse_json(arguments) or arguments, key)
                 else:
                     replay.output("conversation", content_text([part]), key)
-            usage = message.get("usage") if isinstance(message.get("usage"), dict) else {}
+            usage = value if isinstance(value := message.get("usage"), dict) else {}
             if not usage:
                 self.problems[NO_USAGE] += 1
             counts = replay.usage((usage.get(name) for name in ("input", "cacheRead", "cacheWrite", "output")), 3)
@@ -210,7 +211,7 @@ class _Transcript:
         elif role == "user":
             replay.add("conversation", content_text(message.get("content")), key)
         elif role == "bashExecution":  # the person's own `!command`: judged as the agent's exec would be
-            command = message.get("command") if isinstance(message.get("command"), str) else ""
+            command = value if isinstance(value := message.get("command"), str) else ""
             category = explain_tool(TOOLS, "exec", {"command": command}).category
             replay.add(category, f"{command}\n{as_text(message.get('output'))}".strip(), key)
         else:  # custom, hookMessage: an extension's text for the model
@@ -234,22 +235,21 @@ class _Transcript:
             replay.compact(as_text(entry.get("summary")))
 
 
-def _row(transcript: _Transcript, source: str, tokenizer: str, ledgers: dict | None) -> dict:
-    row = transcript.replay.row(transcript.session_id, source, tokenizer)
+def _row(transcript: _Transcript, source: str, ledgers: dict | None) -> SessionRow:
+    row = transcript.replay.row(transcript.session_id, source)
     if ledgers is not None:
         ledgers[row["id"]] = transcript.replay.ledger
     return row
 
 
-def _read_database(path: Path, count: Callable[[str], int], tokenizer: str, problems: Counter,
-                   ledgers: dict | None) -> list[dict]:
+def _read_database(path: Path, counter: TokenCounter, problems: Counter, ledgers: dict | None) -> list[SessionRow]:
     rows = []
     for stored in read_sessions(path, problems):
-        transcript = _Transcript(stored.session_id, count, problems, ledgers is not None)
+        transcript = _Transcript(stored.session_id, counter, problems, ledgers is not None)
         transcript.replay.seen(stored.created)
         for entry in stored.entries:
             transcript.entry(entry)
-        rows.append(_row(transcript, group_of(stored.session_key), tokenizer, ledgers))
+        rows.append(_row(transcript, group_of(stored.session_key), ledgers))
     return rows
 
 
@@ -261,9 +261,10 @@ def _transcript_bytes(path: Path, problems: Counter) -> bytes | None:
         problems["OpenClaw transcripts that vanished or could not be read"] += 1
         return None
     if compressed(path, data):  # 2026.9's archived transcripts
-        data = unzstd.decompress(data)
-        if data is None:
+        unpacked = unzstd.decompress(data)
+        if unpacked is None:
             problems[COMPRESSED_UNREADABLE] += 1
+        return unpacked
     return data
 
 
@@ -287,13 +288,12 @@ def _session_entries(files: list[Path], problems: Counter) -> list[dict]:
     return entries
 
 
-def read(path: Path, count: Callable[[str], int], tokenizer: str, problems: Counter,
-         ledgers: dict | None = None) -> list[dict]:
+def read(path: Path, counter: TokenCounter, problems: Counter, ledgers: dict | None = None) -> list[SessionRow]:
     """The session row of one transcript (with the session's other files: its rotated copies), or of every
     session in a database (with `ledgers`, their detailed ledgers too). A transcript whose session an earlier
     one of its files holds has no row: that file's row is the session's."""
     if path.name == DATABASE_NAME or sniff(path, len(SQLITE_MAGIC)) == SQLITE_MAGIC:
-        return _read_database(path, count, tokenizer, problems, ledgers)
+        return _read_database(path, counter, problems, ledgers)
     files = session_files(path)
     if files[0].name != path.name:
         problems[SAME_SESSION] += 1
@@ -301,7 +301,7 @@ def read(path: Path, count: Callable[[str], int], tokenizer: str, problems: Coun
     entries = _session_entries(files, problems)
     if not entries:
         return []
-    transcript = _Transcript(path.name.split(".jsonl", 1)[0], count, problems, ledgers is not None)
+    transcript = _Transcript(path.name.split(".jsonl", 1)[0], counter, problems, ledgers is not None)
     for entry in entries:
         transcript.entry(entry)
-    return [_row(transcript, _groups(path.parent).get(transcript.session_id, "interactive"), tokenizer, ledgers)]
+    return [_row(transcript, _groups(path.parent).get(transcript.session_id, "interactive"), ledgers)]

@@ -42,13 +42,14 @@ import os
 import re
 import sqlite3
 from collections import Counter, defaultdict
-from collections.abc import Callable
 from pathlib import Path
 
 from xshare.agents.common import same_file, unseen
+from xshare.agents.common.counting import TokenCounter
 from xshare.agents.common.replay import Replay, as_text, parse_json
 from xshare.agents.common.sqlite import Unreadable, read_with_retries, table_columns
 from xshare.agents.opencode.tools import TOOLS
+from xshare.measure.row import SessionRow
 from xshare.measure.timestamps import stamp
 from xshare.state.paths import home as user_home
 
@@ -91,8 +92,8 @@ def unread(homes: list[Path]) -> list[str]:
 class _Session:
     """One session's messages through the ledger, step by step."""
 
-    def __init__(self, count: Callable[[str], int], problems: Counter, detail: bool) -> None:
-        self.replay = Replay(TOOLS, count, problems, detail)
+    def __init__(self, counter: TokenCounter, problems: Counter, detail: bool) -> None:
+        self.replay = Replay(TOOLS, counter, problems, detail)
         self.compacting = False
 
     def message(self, data: dict, parts: list[dict]) -> None:
@@ -115,7 +116,7 @@ class _Session:
         for part in parts:
             kind = part.get("type")
             if kind == "text":
-                replay.add("conversation", part.get("text") if isinstance(part.get("text"), str) else "")
+                replay.add("conversation", value if isinstance(value := part.get("text"), str) else "")
             elif kind == "compaction":
                 self.compacting = True
 
@@ -126,13 +127,13 @@ class _Session:
         for part in parts:
             kind = part.get("type")
             if kind in ("text", "reasoning"):
-                text = part.get("text") if isinstance(part.get("text"), str) else ""
+                text = value if isinstance(value := part.get("text"), str) else ""
                 if summary and kind == "text":
                     summary_text.append(text)
                 else:
                     replay.output("conversation", text)
             elif kind == "tool":
-                state = part.get("state") if isinstance(part.get("state"), dict) else {}
+                state = value if isinstance(value := part.get("state"), dict) else {}
                 replay.tool_call(part.get("callID"), part.get("tool"), state.get("input"))
                 output = state.get("output") if "output" in state else state.get("error")
                 results.append((part.get("callID"), as_text(output), part.get("tool")))
@@ -148,8 +149,8 @@ class _Session:
             self.compacting = False
 
     def _call(self, part: dict, stamp: str | None) -> None:
-        tokens = part.get("tokens") if isinstance(part.get("tokens"), dict) else {}
-        cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+        tokens = value if isinstance(value := part.get("tokens"), dict) else {}
+        cache = value if isinstance(value := tokens.get("cache"), dict) else {}
         counts = self.replay.usage((tokens.get("input"), cache.get("read"), cache.get("write"), tokens.get("output"),
                                     tokens.get("reasoning")), prompt_parts=3)
         fresh, read, write, output, reasoning = counts or (0, 0, 0, 0, 0)  # impossible: no call
@@ -162,8 +163,8 @@ def _end(part: dict) -> object:
     return time.get("end") if isinstance(time, dict) else None
 
 
-def _read(connection: sqlite3.Connection, count: Callable[[str], int], tokenizer: str, problems: Counter,
-          ledgers: dict | None) -> list[dict]:
+def _read(connection: sqlite3.Connection, counter: TokenCounter, problems: Counter,
+          ledgers: dict | None) -> list[SessionRow]:
     wanted = {"session": {"id", "parent_id", "time_created", "time_updated"},
               "message": {"id", "session_id", "data"}, "part": {"id", "message_id", "data"}}
     for table, columns in wanted.items():
@@ -190,7 +191,7 @@ def _read(connection: sqlite3.Connection, count: Callable[[str], int], tokenizer
             connection.execute("COMMIT")
     rows = []
     for session_id, parent, created, updated, named in sessions:
-        session = _Session(count, problems, ledgers is not None)
+        session = _Session(counter, problems, ledgers is not None)
         session.replay.seen(created)
         for message_id, data in messages.get(session_id, []):
             session.message(data, parts.get(message_id, []))
@@ -198,7 +199,7 @@ def _read(connection: sqlite3.Connection, count: Callable[[str], int], tokenizer
         started = stamp(created)
         if started:
             session.replay.ledger.first_seen = started  # the session's own start places it in a window
-        row = session.replay.row(str(session_id), "subagent" if parent else "interactive", tokenizer,
+        row = session.replay.row(str(session_id), "subagent" if parent else "interactive",
                                  str(parent) if parent else None)
         if not parent and isinstance(named, str) and named and not DEFAULT_TITLE.match(named):
             row[unseen.FIELD] = {TITLE: 1}  # OpenCode's own title request gave it this title
@@ -208,8 +209,7 @@ def _read(connection: sqlite3.Connection, count: Callable[[str], int], tokenizer
     return rows
 
 
-def read(path: Path, count: Callable[[str], int], tokenizer: str, problems: Counter,
-         ledgers: dict | None = None) -> list[dict]:
+def read(path: Path, counter: TokenCounter, problems: Counter, ledgers: dict | None = None) -> list[SessionRow]:
     """Every session's row in one OpenCode database; problems are counted, never raised."""
     return read_with_retries(path, "OpenCode", problems,
-                             lambda connection, trouble: _read(connection, count, tokenizer, trouble, ledgers))
+                             lambda connection, trouble: _read(connection, counter, trouble, ledgers))
