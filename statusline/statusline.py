@@ -19,6 +19,6 @@ if sys.version_info < (3, 10):  # noqa: UP036  (any python3 may start this file,
     plugin_python.switch(os.path.realpath(__file__), ["-I", "-S"])
     sys.exit(plugin_python.too_old(["statusline-render"]))
 
-from xshare.live.statusline import main  # noqa: E402
+from xshare.live.status_render import main  # noqa: E402
 
 sys.exit(main())

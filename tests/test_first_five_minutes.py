@@ -14,7 +14,7 @@ import pytest
 from tests.commands.test_cli import run
 from xshare.cli import main
 from xshare.demo.corpus import DELIBERATE_ODDITIES
-from xshare.live import statusline
+from xshare.live import status_render as statusline
 from xshare.report.periods import marks_path, read_marks
 
 REPO = Path(__file__).resolve().parents[1]

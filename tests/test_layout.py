@@ -143,7 +143,7 @@ def test_subpackage_inits_import_nothing():
         assert all(isinstance(node, (ast.Expr, ast.Assign)) for node in body), init
 
 
-@pytest.mark.parametrize("module", ["xshare.live.statusline", "xshare.live.hook", "xshare.install.plugin_python",
+@pytest.mark.parametrize("module", ["xshare.live.status_render", "xshare.live.hook", "xshare.install.plugin_python",
                                     "xshare.cli"])
 def test_the_hot_paths_import_little(module):
     code = f"import sys; sys.path.insert(0, {str(REPO)!r}); import {module}; print('\\n'.join(sorted(sys.modules)))"
@@ -153,7 +153,7 @@ def test_the_hot_paths_import_little(module):
     assert [name for name in loaded if name.startswith(HEAVY) and name not in LIGHT] == []
 
 
-@pytest.mark.parametrize("module", ["xshare.live.statusline", "xshare.live.hook"])
+@pytest.mark.parametrize("module", ["xshare.live.status_render", "xshare.live.hook"])
 def test_the_status_line_and_the_hook_do_not_load_typing_or_traceback(module):
     """typing costs a few milliseconds of every refresh and of every idle hook call: both name their types
     for the checker only; traceback (2 ms) waits for a problem to log."""
@@ -172,7 +172,7 @@ def test_the_fields_alone_for_another_status_line_import_little(tmp_path: Path):
                "last_context": {"exploration": 300, "overhead": 600}}
     line_file("f1e1d5").parent.mkdir(parents=True, exist_ok=True)
     line_file("f1e1d5").write_text(json.dumps(summary))
-    code = (f"import sys; sys.path.insert(0, {str(REPO)!r}); from xshare.live.statusline import main; "
+    code = (f"import sys; sys.path.insert(0, {str(REPO)!r}); from xshare.live.status_render import main; "
             "main(['--fields', 'context,fill,calls', '--no-catch-up']); "
             "print('\\n'.join(sorted(sys.modules)), file=sys.stderr)")
     done = subprocess.run([sys.executable, "-I", "-S", "-c", code], input='{"session_id": "f1e1d5"}',
@@ -250,7 +250,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("the agents' shared parts", ("xshare.agents",)),  # agents/common/, agents/protocol.py, agents/table.py
     ("the method", ("xshare.measure",)),
     ("set-up and sample data", ("xshare.install", "xshare.demo")),  # they import the foundation alone
-    ("foundation", ("xshare.state", "xshare.text", "xshare")),
+    ("foundation", ("xshare.state", "xshare.printing", "xshare")),
 )
 # imports up the layers the code still makes, each with why (none today)
 UPWARD_ALLOWED: dict[tuple[str, str], str] = {}

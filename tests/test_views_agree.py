@@ -26,14 +26,15 @@ from hermes_fixtures import hermes_rotations
 
 from tests.agents.gemini.test_reader import cleared
 from tests.conftest import CORPUS, needs_corpus
-from tests.live.test_statusline import status_payload
+from tests.live.test_status_render import status_payload
 from xshare.agents.claude_code.files import discover
 from xshare.cli import main
 from xshare.demo.corpus import write_demo_corpus
 from xshare.html.cells import AGENT_NAMES
-from xshare.live import session_state, statusline
+from xshare.live import session_state
+from xshare.live import status_render as statusline
 from xshare.measure.ledger import ROUNDING_ALLOWANCE
-from xshare.text import pct
+from xshare.printing import pct
 
 AGENT_OF_NAME = {name: agent for agent, name in AGENT_NAMES.items()}  # the index shows agents by name
 

@@ -11,7 +11,7 @@ import textwrap
 
 from xshare import __version__
 from xshare.agents.table import AGENTS, names_listed
-from xshare.live.statusline import DEFAULT_LINE2, FIELD_NAMES
+from xshare.live.status_render import DEFAULT_LINE2, FIELD_NAMES
 
 DESCRIPTION = textwrap.fill(
     "How much of your coding agent's token bill went to reading and searching code (exploration), measured from "
@@ -124,7 +124,7 @@ kept up to date by the hook. Claude Code runs the line with its status JSON on
 stdin; xshare reads two of its fields: `session_id` (whose figures to show) and
 `transcript_path` (that session's transcript, measured when no hook has yet).
 A session not measured yet says what the line waits for."""
-LINE_FIELDS = " ".join(FIELD_NAMES)  # every field live/statusline.py fills, as its help names them
+LINE_FIELDS = " ".join(FIELD_NAMES)  # every field live/status_render.py fills, as its help names them
 
 
 def add_statusline_options(parser: argparse.ArgumentParser, action: str) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.commands.test_cli import run
-from xshare.live import statusline
+from xshare.live import status_render as statusline
 from xshare.report.periods import read_marks
 
 REPO = Path(__file__).resolve().parents[2]

@@ -122,7 +122,7 @@ def replay_like_claude_code(source: Path, target: Path, home: Path, pieces: int)
     expected = (f"explore {row['exploration_share_of_context']:.1%} of context · "
                 f"{row['exploration_share_of_prompt']:.1%} of bill · calib {row['recorded_over_billed']:.0%} · "
                 f"{row['api_calls']:,} calls · ctx 37%")
-    assert shown.stdout.split("\n")[0] == expected  # the second line: tests/live/test_statusline_fields.py
+    assert shown.stdout.split("\n")[0] == expected  # the second line: tests/live/test_status_render_fields.py
     return shown.stdout
 
 

@@ -251,7 +251,7 @@ from pathlib import Path
 from xshare.live import session_state
 from xshare.agents.claude_code import rows_cache
 from xshare.state.paths import line_file
-from xshare.live.statusline import render
+from xshare.live.status_render import render
 print(render({"session_id": "s1", "transcript_path": sys.argv[1]}, update=False))
 print(session_state.is_current(Path(sys.argv[1]), "s1"), len(rows_cache.load("chars/4", {"x"})))
 """

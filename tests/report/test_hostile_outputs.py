@@ -276,7 +276,7 @@ def test_rows_and_session_summaries_carry_safe_labels_and_printable_fields(capsy
 
 
 def test_printable_neutralises_every_control_and_reordering_character():
-    from xshare.text import json_text, printable, printable_lines, safe_label
+    from xshare.printing import json_text, printable, printable_lines, safe_label
 
     hostile = "a\x00b\x1b[0m\x7f\x85\x9b\u200b\u202e\u2066\ufeff\udc80\tz"
     shown = printable(hostile)

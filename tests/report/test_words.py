@@ -12,10 +12,10 @@ from tests.commands.test_cli import run
 from tests.report.test_render import NOW, make_row
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
-from xshare.live.statusline import fields
+from xshare.live.status_render import fields
+from xshare.printing import output_width, table
 from xshare.report.render import READINGS, Report, Window, reading, summarize
 from xshare.report.words import next_step, notes_lines, outside_window
-from xshare.text import output_width, table
 
 
 @pytest.fixture

@@ -168,7 +168,7 @@ def test_one_line_a_session_at_any_width_the_least_useful_columns_given_up_first
 
 
 def test_a_fitted_table_gives_up_columns_in_the_order_asked_and_none_when_nothing_fits():
-    from xshare.text import fitted_table
+    from xshare.printing import fitted_table
 
     header = ("id", "wide figure", "less", "share")
     rows = [("a1", "123,456,789,000", "42", "12.5%"), ("b2", "9", "7", "0.1%")]

@@ -17,7 +17,8 @@ from tests.conftest import hook_on, session_json
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
 from xshare.live import hook as live_hook
-from xshare.live import log, statusline
+from xshare.live import log
+from xshare.live import status_render as statusline
 from xshare.state import private
 from xshare.state.paths import line_file, live_dir, state_dir
 

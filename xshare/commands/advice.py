@@ -16,7 +16,7 @@ import sys
 from collections import Counter
 
 from xshare.commands.common import looking, price_table, print_json, say
-from xshare.text import output_width, pct, printable_lines, table, wrap
+from xshare.printing import output_width, pct, printable_lines, table, wrap
 
 
 def cmd_advice(args: argparse.Namespace) -> int:

@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from xshare.text import json_text, printable_lines, problem_lines
+from xshare.printing import json_text, printable_lines, problem_lines
 
 if TYPE_CHECKING:
     from xshare.measure.tokens import TokenizerChoice

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from xshare.commands.common import looking, price_table, say
-from xshare.text import printable, problem_lines
+from xshare.printing import printable, problem_lines
 
 if TYPE_CHECKING:  # every `xshare` run imports this module: the registry and the readers only when `html` runs
     from xshare.agents.protocol import Ambiguous, Found, Looking

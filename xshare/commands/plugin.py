@@ -9,7 +9,7 @@ import sys
 from xshare.arguments import build_parser
 from xshare.commands.common import say
 from xshare.commands.report import cmd_report
-from xshare.text import printable
+from xshare.printing import printable
 
 
 def cmd_hook(args: argparse.Namespace) -> int:
@@ -20,7 +20,7 @@ def cmd_hook(args: argparse.Namespace) -> int:
 
 def cmd_statusline(args: argparse.Namespace) -> int:
     if args.action == "render":
-        from xshare.live.statusline import main as render
+        from xshare.live.status_render import main as render
 
         options = ["--no-color"] if args.no_color else []
         options += ["--fields", args.fields] if args.fields is not None else []
@@ -34,7 +34,7 @@ def cmd_statusline(args: argparse.Namespace) -> int:
             "the fields alone; `install --format` picks xshare's own line's fields")
         return 2
     if args.action == "command":
-        from xshare.live.statusline import fields_problem
+        from xshare.live.status_render import fields_problem
 
         if refused := fields_problem(args.fields or ""):
             say(refused)
@@ -42,7 +42,7 @@ def cmd_statusline(args: argparse.Namespace) -> int:
         print(statusline_setup.command(fields=args.fields))
         return 0
     if args.action == "install":
-        from xshare.live.statusline import install_refusal
+        from xshare.live.status_render import install_refusal
 
         if refused := install_refusal(args.format, args.line2):
             say(refused)

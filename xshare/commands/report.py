@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from xshare.commands.common import looking, named_homes, price_table, print_json, report_problems, say, window_from
-from xshare.text import output_width, printable, printable_lines
+from xshare.printing import output_width, printable, printable_lines
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without loading typing at the CLI's start-up; checkers see True
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ def measure_in_window(args: argparse.Namespace, window):
     and how many are still active at its end."""
     from xshare.agents.common.packed import in_window
     from xshare.report.render import CountingPlace
-    from xshare.sessions.measure import measure
+    from xshare.sessions.every_agent import measure
 
     measured = measure(looking(args, since=window.since))
     report_problems(measured.problems, getattr(args, "demo", False))
@@ -165,7 +165,7 @@ def _outside_window(args: argparse.Namespace, window, measured) -> list[str]:
     newest start, and the flag that takes them in (the sessions are measured again without the window's
     start, from the cache for most of them, so that an empty report never hides what exists)."""
     from xshare.report.words import outside_window
-    from xshare.sessions.measure import measure
+    from xshare.sessions.every_agent import measure
 
     if window.since is not None:
         with _quiet_stderr():  # their problems were said, or are outside the window

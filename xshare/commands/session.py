@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from xshare.commands.common import looking, price_table, print_json, report_problems, say
-from xshare.text import output_width, printable, printable_lines, wrap
+from xshare.printing import output_width, printable, printable_lines, wrap
 
 
 def cmd_session(args: argparse.Namespace) -> int:

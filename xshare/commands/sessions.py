@@ -11,7 +11,7 @@ import argparse
 import sys
 
 from xshare.commands.common import looking, price_table, print_json, say
-from xshare.text import fitted_table, output_width, pct, printable, printable_lines, table, wrap
+from xshare.printing import fitted_table, output_width, pct, printable, printable_lines, table, wrap
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without loading typing at the CLI's start-up
 if TYPE_CHECKING:

@@ -17,8 +17,8 @@ import re
 from importlib import resources
 
 from xshare.agents.table import AGENTS
+from xshare.printing import pct
 from xshare.report.render import parse_time
-from xshare.text import pct
 
 MAX_COLUMNS = 300  # more calls than this are drawn as buckets (the mean of each), keeping pages small
 MAX_REBUILD_ROWS = 200

@@ -16,8 +16,8 @@ from xshare.measure.ids import short_ids
 from xshare.measure.prices import PriceTable, row_cost
 from xshare.measure.row import count_kinds, kinds_text
 from xshare.measure.tokens import TokenizerChoice
+from xshare.printing import pct
 from xshare.report.session_dollars import cost_cell
-from xshare.text import pct
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 SHOWN_ID = 16  # characters of a long session id a table shows (the whole id is its tooltip and its page)

@@ -38,9 +38,9 @@ from xshare.html.index_page import sessions_table
 from xshare.measure.ledger import CATEGORIES
 from xshare.measure.prices import PriceTable, row_cost
 from xshare.measure.row import SessionRow
+from xshare.printing import pct
 from xshare.report.dollars import exploration_dollars, money
 from xshare.report.render import READINGS
-from xshare.text import pct
 
 
 def render_session(data: SessionData, stamp: str = "", prices: PriceTable | None = None) -> str:

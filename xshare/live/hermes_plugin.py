@@ -21,7 +21,7 @@ from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
-from xshare.text import pct, printable, usage_kinds
+from xshare.printing import pct, printable, usage_kinds
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without loading typing (Hermes's start-up); checkers see True
 if TYPE_CHECKING:

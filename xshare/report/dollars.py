@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from xshare.measure.ledger import bill_short
 from xshare.measure.prices import NO_MODEL, NO_USAGE, OLD_ROW, PriceTable, RowCost, made_no_call, row_cost
 from xshare.measure.row import SessionRow
-from xshare.text import printable, wrap
+from xshare.printing import printable, wrap
 
 ASSUMPTION = ("exploration's dollars are its share of each session's billed prompt, priced at the mix of fresh "
               "input, cache reads and cache writes that session was billed; output is not exploration")

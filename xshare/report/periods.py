@@ -18,10 +18,10 @@ from pathlib import Path
 from xshare.measure.prices import PriceTable, row_cost
 from xshare.measure.row import SessionRow
 from xshare.measure.timestamps import session_time, to_utc
+from xshare.printing import pct, printable, table, wrap
 from xshare.report.render import ANECDOTE_BELOW, Tally, group_key, parse_time, reading
 from xshare.report.session_dollars import PARTLY, PARTLY_NOTE, PeriodDollars
 from xshare.state.store import atomic_write, dumps, loads, read_json, read_regular, state_dir
-from xshare.text import pct, printable, table, wrap
 
 
 def period_of(moment: datetime, by: str) -> str:

@@ -20,6 +20,7 @@ from xshare.measure.timestamps import (  # parse_time: rows, history, periods, p
     parse_time,
     session_time,
 )
+from xshare.printing import pct, printable, printable_lines, table, wrap
 from xshare.report.dollars import DollarSums
 from xshare.report.words import (
     ANECDOTE_BELOW,
@@ -32,7 +33,6 @@ from xshare.report.words import (
     review_note,
     row_unrecorded,
 )
-from xshare.text import pct, printable, printable_lines, table, wrap
 
 # the spec's thresholds on interactive sessions' share of the recorded context, fixed in advance; the
 # words say what each band means for the reader's bill, without the method's vocabulary (issue 21)

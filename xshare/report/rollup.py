@@ -21,9 +21,9 @@ from typing import BinaryIO, cast
 from xshare.measure.plausible import NO_SESSION, NOT_A_ROW, row_problem
 from xshare.measure.row import SessionRow
 from xshare.measure.timestamps import session_time
+from xshare.printing import printable
 from xshare.report.render import GroupSums, group_order
 from xshare.state.store import loads, open_regular
-from xshare.text import printable
 
 MAX_LINE = 4 << 20  # bytes; a row is a few KB, one with every compaction's snapshot rarely 100 KB
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 from xshare.measure.prices import PriceTable, RowCost, row_cost
 from xshare.measure.row import SessionRow
+from xshare.printing import printable
 from xshare.report.dollars import exploration_dollars, money
-from xshare.text import printable
 
 PARTLY = "+"  # after a figure that leaves out calls with no price: at least this much
 PARTLY_NOTE = (f"{PARTLY}: at least this much; calls or sessions with no list price (or no usage recorded) "

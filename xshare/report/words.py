@@ -13,7 +13,7 @@ from typing import Any
 from xshare.agents.common import unseen
 from xshare.agents.table import line_of
 from xshare.measure.timestamps import session_time
-from xshare.text import printable
+from xshare.printing import printable
 
 ANECDOTE_BELOW = 10  # sessions; fewer is an anecdote, not a finding
 

@@ -1,7 +1,7 @@
 """The background pass: every agent's history on this machine measured into the count store and the
 report's caches before anyone asks, so the first report after install reads them warm.
 
-It is the report's own measuring (sessions/measure.py) with the default places and tokenizer, run with one
+It is the report's own measuring (sessions/every_agent.py) with the default places and tokenizer, run with one
 worker. Each adapter measures in parts where it can (`measure_in_parts`: Claude Code's transcripts, the bulk
 of a history, a few project folders at a time), its caches and the count store written after each part, so a
 pass that is killed resumes where it stopped.

@@ -2,7 +2,7 @@
 (agents/<name>/adapter.py, the shape agents/protocol.py), checked at import, and a session found among them
 by path (told by its content), id, or unique id prefix (as git does: a prefix several sessions share is
 refused with the candidates). `report`, `collect`, `session` and `html` reach every agent through here
-(sessions/measure.py measures them all)."""
+(sessions/every_agent.py measures them all)."""
 
 from __future__ import annotations
 

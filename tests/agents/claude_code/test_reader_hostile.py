@@ -24,7 +24,7 @@ from xshare.agents.claude_code.transcript import ClaudeTranscript, describe, dis
 from xshare.agents.protocol import Looking
 from xshare.live import hook, session_state
 from xshare.measure import tokens
-from xshare.sessions.measure import measure
+from xshare.sessions.every_agent import measure
 from xshare.state.paths import line_file, state_dir
 
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")

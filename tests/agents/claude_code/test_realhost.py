@@ -30,7 +30,7 @@ from claude_host import (
 from fake_anthropic import FakeAnthropic
 
 from xshare.install.statusline_setup import REFRESH_SECONDS
-from xshare.live.statusline import DEFAULT_FORMAT, SEPARATOR, cache_fields
+from xshare.live.status_render import DEFAULT_FORMAT, SEPARATOR, cache_fields
 
 pytestmark = [pytest.mark.realhost, pytest.mark.skipif(claude_missing() is not None, reason=str(claude_missing()))]
 

@@ -13,8 +13,8 @@ from agent_fixtures import Counted
 from hermes_fixtures import SUMMARY, HermesDb, call, terminal_result
 
 from xshare import cli
+from xshare.agents.hermes.as_sent import sent_arguments
 from xshare.agents.hermes.state_db import measure_hermes
-from xshare.agents.hermes.text import sent_arguments
 
 OVERHEAD = 100  # the invented system prompt and tool schemas, sent with every call
 

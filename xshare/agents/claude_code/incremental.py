@@ -11,8 +11,8 @@ from collections import Counter
 
 from xshare.agents.claude_code import lines
 from xshare.agents.claude_code.files import TranscriptFile
+from xshare.printing import problem_at
 from xshare.state.store import loads
-from xshare.text import problem_at
 
 INCOMPLETE = "last lines incomplete (still being written?), left for later"
 

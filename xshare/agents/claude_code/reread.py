@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 
-from xshare.agents.claude_code.text import as_system_turn, version_of
+from xshare.agents.claude_code.content import as_system_turn, version_of
 from xshare.measure.ledger import REREAD
 
 INJECTED = "injected"

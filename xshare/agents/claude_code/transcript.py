@@ -29,6 +29,16 @@ from __future__ import annotations
 from collections import Counter
 
 from xshare.agents.claude_code import lines, saved
+from xshare.agents.claude_code.content import (
+    OPEN_REMINDER,
+    is_prompt,
+    json_text,
+    media_blocks,
+    notification_as_sent,
+    result_text,
+    texts,
+    trailing_reminders,
+)
 from xshare.agents.claude_code.copies import Copies, call_key, request_of
 from xshare.agents.claude_code.costs import cost_totals
 from xshare.agents.claude_code.files import (  # discovery lives there; these names are this module's API too
@@ -46,16 +56,6 @@ from xshare.agents.claude_code.files import (  # discovery lives there; these na
 )
 from xshare.agents.claude_code.incremental import IncrementalLines
 from xshare.agents.claude_code.reread import media_file, sent_texts
-from xshare.agents.claude_code.text import (
-    OPEN_REMINDER,
-    is_prompt,
-    json_text,
-    media_blocks,
-    notification_as_sent,
-    result_text,
-    texts,
-    trailing_reminders,
-)
 from xshare.agents.claude_code.usage import call_usage
 from xshare.measure.classify import classify_tool, command_of
 from xshare.measure.digests import KeptKeys, KeyMap

@@ -38,15 +38,15 @@ from pathlib import Path
 from xshare.agents.common import same_file
 from xshare.agents.common.replay import number, parse_json
 from xshare.agents.common.sqlite import LOCKED, Unreadable, is_locked, open_database, table_columns
+from xshare.agents.hermes.as_sent import is_summary, message_text, sent_text, tool_calls
 from xshare.agents.hermes.review import background_reviews
-from xshare.agents.hermes.text import is_summary, message_text, sent_text, tool_calls
 from xshare.agents.hermes.usage import add_unrecorded, read_auxiliary
 from xshare.measure.classify import classify_tool
 from xshare.measure.ledger import SPREAD, Ledger, session_row
 from xshare.measure.plausible import session_counts
 from xshare.measure.timestamps import epoch_seconds, refused, stamp
+from xshare.printing import safe_label
 from xshare.state.paths import home as user_home
-from xshare.text import safe_label
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without loading typing (the live paths read here); checkers see True
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from xshare.measure.ledger import BY_MODEL_FIELDS, OVERHEAD, set_shares, usage_s
 from xshare.measure.plausible import MAX_CALLS, count, session_counts
 from xshare.measure.prices import NO_MODEL, band_of
 from xshare.measure.row import SessionRow
-from xshare.text import safe_label
+from xshare.printing import safe_label
 
 TABLE = "session_model_usage"
 _PROMPT_COLUMNS = ("input_tokens", "cache_read_tokens", "cache_write_tokens")

@@ -12,7 +12,8 @@ import pytest
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
 from xshare.install import statusline_setup
-from xshare.live import session_state, statusline
+from xshare.live import session_state
+from xshare.live import status_render as statusline
 from xshare.state.paths import line_file
 
 REPO = Path(__file__).resolve().parents[2]

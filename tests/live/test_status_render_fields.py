@@ -13,13 +13,14 @@ from pathlib import Path
 import pytest
 from claude_pages import claude_data  # tests/support/ is on sys.path
 
-from tests.live.test_statusline import run_script, status_payload
+from tests.live.test_status_render import run_script, status_payload
 from xshare.agents.claude_code.transcript import describe
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
 from xshare.demo.writer import TranscriptWriter, text
 from xshare.html.analysis import compaction_now, find_compactions, find_rebuilds, nudge_now
-from xshare.live import session_state, statusline
+from xshare.live import session_state
+from xshare.live import status_render as statusline
 from xshare.measure import tokens
 from xshare.measure.economics import weighted
 from xshare.state.paths import line_file

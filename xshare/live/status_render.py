@@ -2,7 +2,7 @@
 
 It never loads a tokenizer and never reads transcript history: one small JSON file and one stat. Run
 as `python3 -I -S xshare/statusline.py` (the entry point that runs this) with Claude Code's status-line JSON on
-stdin; it imports only the standard library (not typing), xshare.state, xshare.text and live/catch_up.py, so a
+stdin; it imports only the standard library (not typing), xshare.state, xshare.printing and live/catch_up.py, so a
 refresh costs little more than starting Python. On any problem it prints a short fallback and exits 0 (an empty
 line or an error blanks the status line).
 """
@@ -15,9 +15,9 @@ import re  # json imports it already: free
 import sys
 
 from xshare.live.catch_up import kick
+from xshare.printing import columns_set, pct, printable, usage_kinds
 from xshare.state.paths import line_file
 from xshare.state.private import read_regular, writable
-from xshare.text import columns_set, pct, printable, usage_kinds
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without loading typing (a few ms of every refresh); checkers see True
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ DEFAULT_LINE2 = "{rebuilt} · {nudge} · {fill} · {last}"
 SEPARATOR = " · "  # between fields: a line too wide loses whole fields from the right
 _ANSI = re.compile(r"\033\[[0-9;]*m")
 # a share is shown only while the recorded context is within the bill and this allowance: measure/ledger.py's
-# 1 + ROUNDING_ALLOWANCE (not imported: the line loads no ledger; tests/live/test_statusline.py holds them equal)
+# 1 + ROUNDING_ALLOWANCE (not imported: the line loads no ledger; tests/live/test_status_render.py holds them equal)
 SUPPORTED_CALIBRATION = 1.01
 # the spec's reading thresholds: under 10 %, 10 to 30 %, 30 % or more
 _COLOURS = ((0.10, "32"), (0.30, "33"), (float("inf"), "31"))
