@@ -41,6 +41,7 @@ from xshare.measure.row import SessionRow
 from xshare.printing import pct
 from xshare.report.dollars import exploration_dollars, money
 from xshare.report.render import READINGS
+from xshare.report.words import unrecorded_source
 
 
 def render_session(data: SessionData, stamp: str = "", prices: PriceTable | None = None) -> str:
@@ -238,10 +239,11 @@ def _composition(data: SessionData, rebuilds: list) -> str:
         spread = (" System overhead is known only for the whole session here, so it is spread evenly over the "
                   "calls." if data.overhead_spread else "")
         unwritten = row.get("unrecorded_calls") or 0
-        if unwritten:  # in the row's figures above, from Claude Code's own totals; no call of its own to draw
-            spread += (f" The session was also billed for {unwritten:,} call(s) its transcript does not record "
-                       "(compactions, from Claude Code’s own usage totals): they are in the figures above and "
-                       "in the composition below, not drawn here.")
+        if unwritten:  # in the row's figures above, from the agent's own totals; no call of its own to draw
+            source = unrecorded_source(row["agent"], row.get("unrecorded_tasks"))
+            spread += (f" The session was also billed for {unwritten:,} call(s) its records do not hold "
+                       f"({esc(source)}): they are in the figures above and in the composition below, not drawn "
+                       "here.")
         legend = "".join(f"<li>{swatch(c)}{LABELS[c]}</li>" for c in STACK)
         out.append(
             "<p>Each bar is what one API call\u2019s context held, by category, as the ledger models it: a message "

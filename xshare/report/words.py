@@ -42,11 +42,14 @@ def unrecorded_note(agent: str, calls: int, tokens: int, tasks: dict | None = No
     """What the figures include that no transcript or database row shows, and where it comes from (the
     agent's line in agents/table.py says)."""
     what = f"{calls:,} call{'s' if calls != 1 else ''}" if calls else "calls"
+    return f"{what} ({tokens:,} prompt tokens) billed but not in the record: {unrecorded_source(agent, tasks)}"
+
+
+def unrecorded_source(agent: str, tasks: dict | None = None) -> str:
+    """What an agent's calls no record holds are, and where the figures take them from (its table line)."""
     line = line_of(agent)
     named = ", ".join(f"{printable(task)} {count:,}" for task, count in (tasks or {}).items()) or "unnamed"
-    source = (line.unrecorded.format(tasks=named) if line is not None and line.unrecorded
-              else COMPACTIONS_UNRECORDED)
-    return f"{what} ({tokens:,} prompt tokens) billed but not in the record: {source}"
+    return line.unrecorded.format(tasks=named) if line is not None and line.unrecorded else COMPACTIONS_UNRECORDED
 
 
 def row_unrecorded(row: Mapping[str, Any]) -> str:

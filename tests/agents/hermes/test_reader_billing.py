@@ -141,3 +141,16 @@ def test_session_command_finds_a_hermes_session_by_id(tmp_path: Path, capsys: py
     code, out, err = run(capsys, "session", "s9", "--estimate", "--hermes-db", str(tmp_path / "nowhere.db"))
     assert code == 2 and out == ""
     assert "OpenCode or OpenClaw matches 's9'" in err and "nowhere.db not found" in err
+
+
+def test_the_page_says_what_the_unrecorded_calls_are(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A Hermes session's page names Hermes's auxiliary calls as what its records do not hold (it said
+    "compactions, from Claude Code's own usage totals" for every agent)."""
+    path = write_session(tmp_path / "state.db")
+    page = tmp_path / "s1.html"
+    code, _, err = run(capsys, "html", "s1", "--estimate", "--hermes-db", str(path), "-o", str(page))
+    assert code == 0, err
+    text = page.read_text(encoding="utf-8")
+    assert ("billed for 2 call(s) its records do not hold (Hermes&#x27;s auxiliary calls (compression 1, "
+            "title_generation 1), from its per-model usage table)") in text
+    assert "Claude Code’s own usage totals" not in text and "Claude Code&#x27;s own usage totals" not in text
