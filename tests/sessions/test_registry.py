@@ -264,3 +264,17 @@ def test_an_id_two_files_hold_is_refused_with_both(tmp_path: Path, capsys: pytes
             assert all(str(path) in err for path in where), err
     code, out, err = run(capsys, "session", HERMES_ID, "--json", "--hermes-db", str(second), "--estimate")
     assert code == 0 and json.loads(out)["id"] == HERMES_ID, err  # that database named alone: its session
+
+
+def test_an_unusable_vocabulary_falls_back_once_for_every_agent(isolated_home: Path, tmp_path: Path):
+    """The request's counter knows the choice it made: a vocabulary that fails its check makes the whole
+    report an estimate, every agent's rows and the report's tokenizer line alike, never a mix."""
+    every_agent(isolated_home, tmp_path)
+    vocab = tmp_path / "o200k_base.tiktoken"
+    vocab.write_text("not a vocabulary\n")
+    looking = Looking({adapter.agent: None for adapter in REGISTRY}, tokens.choose(vocab=str(vocab)), use_cache=False)
+    assert looking.choice.name == tokens.O200K  # the file is there: checked only when a text is counted
+    measured = measure(looking)
+    assert {row["agent"] for row in measured.rows} == {adapter.agent for adapter in REGISTRY}
+    assert {row["tokenizer"] for row in measured.rows} == {tokens.ESTIMATE}
+    assert measured.tokenizer.name == tokens.ESTIMATE and measured.tokenizer.note.startswith("vocabulary unusable")
