@@ -139,7 +139,7 @@ def test_a_repeated_report_reads_only_what_changed(capsys, demo_root: Path, monk
     reads = []
     original = claude_code.measure_file
     monkeypatch.setattr(claude_code, "measure_file",
-                        lambda file, copied=(): reads.append(file.path.name) or original(file, copied))
+                        lambda file, *rest: reads.append(file.path.name) or original(file, *rest))
     args = ("report", "--all", "--json", "--claude-root", str(demo_root))
     first = json.loads(run(capsys, *args)[1])["groups"]
     assert len(reads) == 8

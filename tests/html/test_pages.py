@@ -18,6 +18,7 @@ from claude_pages import claude_data, claude_looking, write_claude_page  # tests
 from xshare.agents.claude_code.many import measure_one
 from xshare.agents.claude_code.pages import children_by_parent, most_recent
 from xshare.agents.claude_code.transcript import describe, discover
+from xshare.agents.common.counting import LazyCounter
 from xshare.commands import html as html_command
 from xshare.demo import TranscriptWriter, text, write_demo_corpus
 from xshare.html import analysis as html_analysis
@@ -114,7 +115,7 @@ def test_every_demo_page_equals_the_session_row(demo_root: Path, tmp_path: Path)
     files = discover([demo_root])
     assert len(files) >= 8
     for file in files:
-        row, _ = measure_one(file, choice())
+        row, _ = measure_one(file, LazyCounter(choice()))
         path = write_claude_page(file, choice(), tmp_path / "out" / xhtml.page_name(file.session_id))
         page = read_page(path)
         assert_page_equals_row(page, row)
@@ -332,7 +333,7 @@ def test_index_lists_every_session_and_links_its_page(demo_root: Path, tmp_path:
     index, written = xhtml.write_index(claude_looking([str(demo_root)], choice()))
     assert index == xhtml.html_dir() / "index.html"
     files = discover([demo_root])
-    rows = {f.session_id: measure_one(f, choice())[0] for f in files}
+    rows = {f.session_id: measure_one(f, LazyCounter(choice()))[0] for f in files}
     sessions = set(rows)  # a session that made no API call is still a session, with an unknown share
     assert written == len(sessions)
     # the table's links (the chart's, above it, are tested in test_chart.py)
@@ -386,7 +387,7 @@ def test_the_command_writes_the_most_recent_session_by_default(demo_root: Path, 
     messages: list[str] = []
     assert run_html(args(claude_root=[str(demo_root)]), messages.append) == 0
     path = Path(capsys.readouterr().out.strip())
-    rows = [measure_one(f, choice())[0] for f in discover([demo_root]) if f.source == "interactive"]
+    rows = [measure_one(f, LazyCounter(choice()))[0] for f in discover([demo_root]) if f.source == "interactive"]
     latest = max(rows, key=lambda row: row["last_activity"])
     assert path == xhtml.html_dir() / xhtml.page_name(latest["id"]) and path.is_file()
     out = tmp_path / "chosen.html"

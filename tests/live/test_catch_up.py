@@ -14,6 +14,7 @@ import pytest
 
 from xshare.agents.claude_code.many import measure_one
 from xshare.agents.claude_code.transcript import describe
+from xshare.agents.common.counting import LazyCounter
 from xshare.demo import write_demo_corpus
 from xshare.live import catch_up as statusline_update
 from xshare.live import session_state
@@ -69,7 +70,7 @@ def test_a_behind_line_starts_one_updater_that_catches_the_ledger_up(behind):
     assert first.endswith(" …") and offset(path) < path.stat().st_size
     assert wait_for_offset(path), "the updater never brought the ledger up to the transcript's size"
     second = show(path, env)
-    row, _ = measure_one(describe(path), tokens.choose())
+    row, _ = measure_one(describe(path), LazyCounter(tokens.choose()))
     assert "…" not in second and f"· {row['api_calls']:,} calls" in second
     mark = "" if row["tokenizer"] == "o200k_base" else "≈"
     assert second.startswith(f"explore {mark}{row['exploration_share_of_context']:.1%} of context")

@@ -95,15 +95,13 @@ def test_a_cold_report_loads_fastokens_only_above_the_crossover(monkeypatch: pyt
     enough = int(tokens.FAST_MIN_TEXT_BYTES / counter.TEXT_SHARE) + 1
     for to_read, workers, expected in ((1 << 20, 1, False), (enough, 1, True), (enough, 2, False),
                                        (2 * enough, 2, True)):
-        monkeypatch.setattr(counter, "_counter", None)
-        counter.use(tokens.choose(remember=False))
-        counter.load_if_counting(to_read, workers)
-        assert counter.fast() is expected
+        made = tokens.Counter(tokens.choose(remember=False))
+        counter.load_if_counting(made, to_read, workers)
+        assert made.fast is expected
     monkeypatch.setenv("XSHARE_COUNTER", "tiktoken")
-    monkeypatch.setattr(counter, "_counter", None)
-    counter.use(tokens.choose(remember=False))
-    counter.load_if_counting(1 << 40)
-    assert not counter.fast()
+    made = tokens.Counter(tokens.choose(remember=False))
+    counter.load_if_counting(made, 1 << 40)
+    assert not made.fast
 
 
 def test_workers_follow_the_cores_given(monkeypatch: pytest.MonkeyPatch) -> None:

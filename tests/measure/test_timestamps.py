@@ -387,18 +387,19 @@ def test_the_hermes_cache_compares_the_start_it_read_from_as_a_time(tmp_path: Pa
     from xshare.agents.common.file_rows import cache_path
     from xshare.agents.hermes import rows_cache
     from xshare.agents.hermes import state_db as hermes
+    from xshare.agents.protocol import Looking
     from xshare.measure import tokens
 
     db = HermesDb(tmp_path / "state.db", 22)
     hermes_sessions(db, T0, [])
     path, choice = db.close(), tokens.choose(estimate=True)
-    rows_cache.measure_hermes([path], choice, since=datetime(2026, 5, 1, tzinfo=timezone.utc))
+    rows_cache.measure_hermes([path], Looking({}, choice, since=datetime(2026, 5, 1, tzinfo=timezone.utc)))
     cache = json.loads(cache_path("hermes").read_text())
     cache["entries"][str(path)][1] = "2026-05-01T02:00:00+05:00"  # 2026-04-30 21:00 UTC
     cache_path("hermes").write_text(json.dumps(cache))
     reads = []
     monkeypatch.setattr(hermes, "measure_hermes", lambda *a, **k: reads.append(1) or ([], {}))
-    rows_cache.measure_hermes([path], choice, since=datetime(2026, 4, 30, 22, tzinfo=timezone.utc))
+    rows_cache.measure_hermes([path], Looking({}, choice, since=datetime(2026, 4, 30, 22, tzinfo=timezone.utc)))
     assert reads == []  # later than what was read: the cache holds it (as text, "2026-05-01" > "2026-04-30")
-    rows_cache.measure_hermes([path], choice, since=datetime(2026, 4, 30, 20, tzinfo=timezone.utc))
+    rows_cache.measure_hermes([path], Looking({}, choice, since=datetime(2026, 4, 30, 20, tzinfo=timezone.utc)))
     assert reads == [1]

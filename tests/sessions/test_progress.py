@@ -60,10 +60,10 @@ def test_measuring_on_a_terminal_draws_progress_and_equal_rows(tmp_path: Path, m
     files = claude.discover([write_demo_corpus(tmp_path / "demo")])
     assert len(files) > 2
     choice = tokens.choose()
-    quiet = claude_code.measure_claude(files, choice, use_cache=False, workers=workers)
+    quiet = claude_code.measure_claude(files, counter.LazyCounter(choice), use_cache=False, workers=workers)
     screen = Terminal()
     monkeypatch.setattr(sys, "stderr", screen)
-    shown = claude_code.measure_claude(files, choice, use_cache=False, workers=workers)
+    shown = claude_code.measure_claude(files, counter.LazyCounter(choice), use_cache=False, workers=workers)
     assert shown.rows == quiet.rows
     assert f"measuring: {len(files)}/{len(files)} files" in screen.getvalue()
     assert screen.getvalue().endswith("\r\x1b[K")

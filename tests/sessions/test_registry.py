@@ -16,9 +16,13 @@ from hermes_fixtures import HermesDb
 
 from xshare.agents.claude_code.adapter import ClaudeCode
 from xshare.agents.claude_code.files import discover
-from xshare.agents.protocol import Adapter
+from xshare.agents.common.counting import LazyCounter
+from xshare.agents.protocol import Adapter, Looking
 from xshare.cli import main
 from xshare.demo.corpus import write_demo_corpus
+from xshare.measure import tokens
+from xshare.measure.tokens import TokenizerChoice
+from xshare.sessions.every_agent import measure
 from xshare.sessions.registry import REGISTRY, check
 
 CODEX_ID, GEMINI_ID = "0190aaaa-1111-7000-8000-000000000001", "3c2a1b0d-aaaa-4bbb-8ccc-000000000001"
@@ -96,6 +100,49 @@ def test_each_adapter_reads_with_the_callers_counter(isolated_home: Path, tmp_pa
         assert rows and {row["tokenizer"] for row in rows} == {"one-per-character"}, adapter.agent
         assert counter.texts and counter.flushed == 1, adapter.agent
         assert set(ledgers) == {row["id"] for row in rows}, adapter.agent
+
+
+class RecordingMade(Recording):
+    """What a request's counter makes (measure.tokens.Counter's shape): no count store, so a report that
+    would count loads it first, as a real one does."""
+
+    choice = TokenizerChoice("one-per-character", None, "", remember=False)
+    store, fast = None, False
+
+    def load(self, fast: bool = False) -> None:
+        pass
+
+
+class RequestRecording(LazyCounter):
+    """A request's counter (Looking.counter) that makes a Recording: the one every adapter must count with."""
+
+    def __init__(self) -> None:
+        super().__init__(RecordingMade.choice)
+        self.recording = RecordingMade()
+
+    def made(self) -> RecordingMade:  # type: ignore[override]
+        self._made = self.recording  # type: ignore[assignment]
+        return self.recording
+
+
+def test_each_adapter_measures_with_the_counter_its_looking_carries(isolated_home: Path, tmp_path: Path):
+    """`measure` counts with `Looking.counter` (issue 32), not a counter of the process's or its own: its rows
+    say the counter's tokenizer, every text was counted by it, and the report's tokenizer is its choice; one
+    counter serves every agent of a report (`sessions/every_agent.py`)."""
+    every_agent(isolated_home, tmp_path)
+    homes = {adapter.agent: None for adapter in REGISTRY}
+    for adapter in REGISTRY:
+        counter = RequestRecording()
+        gathered = adapter.measure(Looking(homes, tokens.choose(), use_cache=False, counter=counter))
+        assert gathered is not None and gathered.tokenizer.name == "one-per-character", adapter.agent
+        rows = list(gathered.rows)
+        assert rows and {row["tokenizer"] for row in rows} == {"one-per-character"}, adapter.agent
+        assert counter.recording.texts, adapter.agent
+    counter = RequestRecording()
+    measured = measure(Looking(homes, tokens.choose(), use_cache=False, counter=counter))
+    assert {row["agent"] for row in measured.rows} == {adapter.agent for adapter in REGISTRY}
+    assert {row["tokenizer"] for row in measured.rows} == {"one-per-character"}
+    assert measured.tokenizer.name == "one-per-character" and counter.recording.flushed >= len(REGISTRY)
 
 
 def test_session_by_path_is_told_by_content(isolated_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture):
@@ -217,3 +264,17 @@ def test_an_id_two_files_hold_is_refused_with_both(tmp_path: Path, capsys: pytes
             assert all(str(path) in err for path in where), err
     code, out, err = run(capsys, "session", HERMES_ID, "--json", "--hermes-db", str(second), "--estimate")
     assert code == 0 and json.loads(out)["id"] == HERMES_ID, err  # that database named alone: its session
+
+
+def test_an_unusable_vocabulary_falls_back_once_for_every_agent(isolated_home: Path, tmp_path: Path):
+    """The request's counter knows the choice it made: a vocabulary that fails its check makes the whole
+    report an estimate, every agent's rows and the report's tokenizer line alike, never a mix."""
+    every_agent(isolated_home, tmp_path)
+    vocab = tmp_path / "o200k_base.tiktoken"
+    vocab.write_text("not a vocabulary\n")
+    looking = Looking({adapter.agent: None for adapter in REGISTRY}, tokens.choose(vocab=str(vocab)), use_cache=False)
+    assert looking.choice.name == tokens.O200K  # the file is there: checked only when a text is counted
+    measured = measure(looking)
+    assert {row["agent"] for row in measured.rows} == {adapter.agent for adapter in REGISTRY}
+    assert {row["tokenizer"] for row in measured.rows} == {tokens.ESTIMATE}
+    assert measured.tokenizer.name == tokens.ESTIMATE and measured.tokenizer.note.startswith("vocabulary unusable")

@@ -72,7 +72,7 @@ class Quill(WholeFiles):
         if looking.given(self.agent) == []:
             return None
         problems: Counter = Counter()
-        rows = [row for path in self.discover(None) for row in self.read(path, counting.use(looking.choice), problems)]
+        rows = [row for path in self.discover(None) for row in self.read(path, looking.counter.made(), problems)]
         return Gathered(rows, problems, looking.choice, bool(rows), self.describe(None))
 
     def session_ids(self, looking: Looking) -> list[str]:
@@ -121,7 +121,7 @@ def quill(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Quill:
 def quill_row(quill: Quill, session_id: str) -> SessionRow:
     from xshare.measure import tokens
 
-    return quill.read(quill.home / f"{session_id}.quill.json", counting.use(tokens.choose()), Counter())[0]
+    return quill.read(quill.home / f"{session_id}.quill.json", counting.LazyCounter(tokens.choose()), Counter())[0]
 
 
 def test_session_finds_its_session_by_id_and_prefix(quill: Quill, capsys):

@@ -26,19 +26,21 @@ def projects_of(file: TranscriptFile) -> list[str]:
 
 
 def detailed(file: TranscriptFile, choice: TokenizerChoice, roots: list[str] | None = None,
-             problems: Counter | None = None) -> Found:
+             problems: Counter | None = None, looking: Looking | None = None) -> Found:
     """The transcript's session with its ledger, its subagents' sessions beside it, as its page takes it."""
     roots = roots or projects_of(file)
     files = discover([resolve_root(root) for root in roots])
     found = session_found(file, {"id": file.session_id}, files,  # type: ignore[typeddict-item]
                           children_by_parent(files).get(file.session_id, []))
-    result = ADAPTER.detail(found, claude_looking(roots, choice), Counter() if problems is None else problems)
+    looking = looking or claude_looking(roots, choice)
+    result = ADAPTER.detail(found, looking, Counter() if problems is None else problems)
     assert result is not None
     return result
 
 
 def claude_data(file: TranscriptFile, choice: TokenizerChoice) -> SessionData:
-    return page_data(detailed(file, choice), ADAPTER)
+    looking = claude_looking(projects_of(file), choice)
+    return page_data(detailed(file, choice, looking=looking), ADAPTER, looking)
 
 
 def write_claude_page(file: TranscriptFile, choice: TokenizerChoice, out: Path | None = None,

@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from xshare.agents.common.counting import TokenCounter
+from xshare.agents.common.counting import LazyCounter, TokenCounter
 from xshare.measure.row import SessionRow
 from xshare.measure.tokens import TokenizerChoice
 
@@ -29,12 +29,19 @@ Homes = dict[str, "list[str] | None"]  # by agent: the folders or databases name
 
 @dataclass(frozen=True)
 class Looking:
-    """What a command asks the adapters for: where to look (by agent), with which tokenizer, since when."""
+    """What a command asks the adapters for: where to look (by agent), with which tokenizer, since when; and
+    the counter every adapter counts with (made for `choice` when none is given), so the tokenizer is made
+    once a request and a fallback to the estimate holds for every agent after it."""
 
     homes: Homes
     choice: TokenizerChoice
     since: datetime | None = None
     use_cache: bool = True
+    counter: LazyCounter = field(default=None, compare=False)  # type: ignore[assignment]  # set below
+
+    def __post_init__(self) -> None:
+        if self.counter is None:
+            object.__setattr__(self, "counter", LazyCounter(self.choice))  # frozen: set once, here
 
     def given(self, agent: str) -> list[str] | None:
         return self.homes.get(agent)

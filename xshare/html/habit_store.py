@@ -58,7 +58,7 @@ def _read(adapter: Adapter, path: Path, where: Looking, wanted: set[str] | None,
     except OSError:  # it went away or became unreadable since the report pass read it
         problems["sessions that could not be read again for their habits"] += 1
         return None
-    return None if found is None else [session_habits(page_data(session, adapter)) for session in found]
+    return None if found is None else [session_habits(page_data(session, adapter, where)) for session in found]
 
 
 def _key(path: Path) -> str | None:

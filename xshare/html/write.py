@@ -17,7 +17,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from xshare import METHOD_VERSION
-from xshare.agents.common import counting as session_counter
 from xshare.agents.protocol import Adapter, Found, Looking
 from xshare.html.analysis import Linked, SessionData, from_ledger
 from xshare.html.chart import chart_html
@@ -44,11 +43,11 @@ def shown_path(path: Path) -> str:
         return str(path)
 
 
-def page_data(found: Found, adapter: Adapter, origin: Callable[[Path], str] = shown_path) -> SessionData:
-    """A session found with its ledger as its page shows it; `origin` says how to show where it was read
-    from. Its row is `xshare session --json`'s."""
-    current = session_counter.current()
-    note = current.choice.note if current else ""
+def page_data(found: Found, adapter: Adapter, looking: Looking,
+              origin: Callable[[Path], str] = shown_path) -> SessionData:
+    """A session found with its ledger (by `looking`'s counter) as its page shows it; `origin` says how to
+    show where it was read from. Its row is `xshare session --json`'s."""
+    note = looking.counter.choice.note
     shown = f"{adapter.origin_label}{origin(found.path)}" if found.path is not None else adapter.origin_label
     if found.ledger is None:
         raise ValueError(f"no ledger for the page of {found.row['id']}: ask its adapter's detail first")
@@ -130,7 +129,7 @@ def write_page(found: Found, adapter: Adapter, looking: Looking, out: Path | Non
     problems = Counter() if problems is None else problems
     target = out or page_path(found.row["id"])
     folder = target.parent
-    data = page_data(found, adapter, origin)
+    data = page_data(found, adapter, looking, origin)
     data.index_href = "index.html" if index_rows is not None or (folder / "index.html").exists() else None
     for child in found.children:
         child_page = folder / page_name(child.row["id"])
@@ -141,7 +140,7 @@ def write_page(found: Found, adapter: Adapter, looking: Looking, out: Path | Non
         detailed = adapter.detail(child, looking, problems)
         if detailed is None:
             continue
-        child_data = page_data(detailed, adapter, origin)
+        child_data = page_data(detailed, adapter, looking, origin)
         child_data.parent = Linked(data.row, target.name)
         child_data.index_href = data.index_href
         _write_page(child_page, child_data, detailed.sources, prices)
@@ -200,9 +199,7 @@ def write_index(looking: Looking, out: Path | None = None, origin: Callable[[Pat
         return None, written
     entries.sort(key=lambda entry: entry.row.get("last_activity") or "", reverse=True)
     summaries = habits() if habits is not None else None
-    current = session_counter.current()
-    tokenizer = current.choice if current else looking.choice
-    index_html = render_index(entries, tokenizer, _chart(entries, prices), summaries, prices)
+    index_html = render_index(entries, looking.counter.choice, _chart(entries, prices), summaries, prices)
     atomic_write(target, index_html.encode("utf-8"))
     return target, written
 

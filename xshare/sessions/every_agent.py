@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from xshare.agents.common.measured import Measured
 from xshare.agents.common.packed import PackedRows
 from xshare.agents.protocol import Looking
@@ -13,10 +11,11 @@ from xshare.sessions import registry
 
 def measure(looking: Looking) -> Measured:
     """Every agent's sessions (or those under the folders and databases named; an agent given none is
-    not looked for), each agent counted with the tokenizer the one before it ended with."""
+    not looked for), all counted by `looking.counter`: an agent counts with the tokenizer the one before it
+    ended with (an unusable vocabulary falls back to the estimate once, for the rest)."""
     result = Measured(tokenizer=looking.choice)
     for adapter in registry.REGISTRY:
-        gathered = adapter.measure(replace(looking, choice=result.tokenizer))
+        gathered = adapter.measure(looking)
         if gathered is None:
             continue
         if isinstance(gathered.rows, PackedRows) and not result.rows:

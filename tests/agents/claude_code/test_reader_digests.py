@@ -186,14 +186,13 @@ def test_copies_across_two_files_are_billed_once(tmp_path: Path, held_as, monkey
     backup = transcript_at(tmp_path, [*rows[:8], call("b-01", 30, "req_b", "msg_b", 1250, 5, [])],
                            "5e551011-0000-4000-8000-000000000778")
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))
-    counter.use(tokens.choose(estimate=True))
-    measured = claude_code.measure_claude([describe(path), describe(backup)], tokens.choose(estimate=True),
-                                          use_cache=False, workers=1)
+    estimate = counter.LazyCounter(tokens.choose(estimate=True))
+    measured = claude_code.measure_claude([describe(path), describe(backup)], estimate, use_cache=False, workers=1)
     lost = measured.copied[claude_code.path_key(backup)]
     assert lost == {digest(f"req_{n}\x1fmsg_{n}\x1f{prompt}") for n, prompt in [(1, 1000), (2, 1100), (3, 1200)]}
     rows_by_id = {row["id"]: row for row in measured.rows}
     assert rows_by_id[backup.stem]["api_calls"] == 1 and rows_by_id[backup.stem]["prompt_tokens_billed"] == 1250
-    assert claude_code.copied_here(describe(backup), read_whole(backup).copies.times) == lost
+    assert claude_code.copied_here(describe(backup), read_whole(backup).copies.times, estimate.made()) == lost
 
 
 def deep_size(value, seen: set) -> int:

@@ -175,12 +175,13 @@ def test_copies_in_many_projects_are_settled_alike_on_one_core_and_on_several(tm
             path.with_name(f"{path.stem[:-1]}{n}.jsonl").write_text(text)
             path.unlink()
     files = claude.discover([tmp_path / "cc" / f"root{n}" / "projects" for n in range(4)])
-    rows = claude_code.measure_claude(files, tokens.choose(), use_cache=False, workers=workers).rows
+    choice = tokens.choose()
+    rows = claude_code.measure_claude(files, counter.LazyCounter(choice), use_cache=False, workers=workers).rows
     by_id = {row["id"]: row for row in rows}
     assert len(by_id) == 8
     for n in range(4):
         assert by_id[f"{RESUMED_ID[:-1]}{n}"]["api_calls"] == 2  # settled: its first two calls are the parent's
-    one_core = claude_code.measure_claude(files, tokens.choose(), use_cache=False, workers=1).rows
+    one_core = claude_code.measure_claude(files, counter.LazyCounter(choice), use_cache=False, workers=1).rows
     assert list(rows) == list(one_core)
 
 
@@ -271,7 +272,7 @@ def test_the_corpus_bills_each_distinct_request_once(capsys, tmp_path: Path):
 
 def test_the_page_of_a_session_with_unwritten_compaction_calls_equals_its_row(capsys, tmp_path: Path):
     main_path, _, provider = a_session_with_a_subagent_and_a_compaction(tmp_path / "cc")
-    row, _ = measure_one(describe(main_path), tokens.choose())
+    row, _ = measure_one(describe(main_path), counter.LazyCounter(tokens.choose()))
     assert row["unrecorded_calls"] == 1
     assert cli_json(capsys, "session", str(main_path)) == row
     page = read_page(write_claude_page(describe(main_path), tokens.choose(), tmp_path / "page.html",

@@ -20,12 +20,11 @@ from xshare.agents.claude_code.many import copy_source, find_sessions, measure_c
 from xshare.agents.claude_code.pages import children_by_parent, most_recent, session_found
 from xshare.agents.claude_code.projects import project_names
 from xshare.agents.claude_code.recognise import recognises
-from xshare.agents.common.counting import TokenCounter
+from xshare.agents.common.counting import LazyCounter, TokenCounter
 from xshare.agents.common.measured import Measured
 from xshare.agents.protocol import Adapter, Ambiguous, Found, Gathered, Looking
 from xshare.measure.ids import path_key
 from xshare.measure.row import SessionRow
-from xshare.measure.tokens import TokenizerChoice
 
 
 class ClaudeCode:
@@ -74,7 +73,7 @@ class ClaudeCode:
         roots = self.roots(looking.given(self.agent))
         skipped: Counter = Counter()
         files = claude.discover(roots, skipped)
-        result = measure_claude(files, looking.choice, since=looking.since, use_cache=looking.use_cache)
+        result = measure_claude(files, looking.counter, since=looking.since, use_cache=looking.use_cache)
         self._remember(files, result)
         result.problems.update(skipped)
         return Gathered(result.rows, result.problems, result.tokenizer, bool(files),
@@ -90,16 +89,16 @@ class ClaudeCode:
         that file's, said on stderr, as the report counts it there."""
         roots = self.roots(looking.given(self.agent))
         if detail:  # measured as its page shows it, its subagents' files beside it
-            file = _original(file, looking.choice, roots, problems)
+            file = _original(file, looking.counter, roots, problems)
             files = claude.discover(roots)
             found = session_found(file, {"id": file.session_id}, files,  # type: ignore[typeddict-item]
                                   children_by_parent(files).get(file.session_id, []))
-            return self._detail(found, file, looking.choice, problems, copied=None)
-        transcript, row, trouble = measure_session(file, looking.choice, roots=roots)
+            return self._detail(found, file, looking.counter, problems, copied=None)
+        transcript, row, trouble = measure_session(file, looking.counter, roots=roots)
         if transcript.copies.copied and not transcript.ledger.calls:  # no call of its own: a copy?
-            original = _original(file, looking.choice, roots, problems)
+            original = _original(file, looking.counter, roots, problems)
             if original != file:
-                transcript, row, trouble = measure_session(original, looking.choice, roots=roots)
+                transcript, row, trouble = measure_session(original, looking.counter, roots=roots)
                 file = original
         problems.update(trouble)
         return Found(self.agent, row, Counter(trouble), file.path)
@@ -113,7 +112,7 @@ class ClaudeCode:
         files = find_sessions(session_id, looking.given(self.agent))
         if len(files) > 1:
             roots = self.roots(looking.given(self.agent))
-            files = [file for file in files if copy_source(file, looking.choice, roots) is None] or files[:1]
+            files = [file for file in files if copy_source(file, looking.counter, roots) is None] or files[:1]
         if len(files) > 1:
             return Ambiguous(session_id, [f"{session_id} ({self.agent}, in {file.path})" for file in files], "same id")
         return self._found(files[0], looking, problems, detail) if files else None
@@ -153,9 +152,9 @@ class ClaudeCode:
         key = path_key(file.path)
         return self.last.copied.get(key, frozenset()) if self.last and key in self.measured else None
 
-    def _detail(self, found: Found, file: claude.TranscriptFile, choice: TokenizerChoice, problems: Counter,
+    def _detail(self, found: Found, file: claude.TranscriptFile, counter: LazyCounter, problems: Counter,
                 copied: frozenset[int] | None) -> Found:
-        transcript, row, trouble = measure_session(file, choice, detail=True, copied=copied)
+        transcript, row, trouble = measure_session(file, counter, detail=True, copied=copied)
         problems.update(trouble)
         return Found(self.agent, row, Counter(trouble), found.path, transcript.ledger, found.children,
                      found.parent, found.sources)
@@ -164,7 +163,7 @@ class ClaudeCode:
         if found.path is None:
             return None
         file = describe_reached(found.path)
-        return self._detail(found, file, looking.choice, problems, self._copied(file))
+        return self._detail(found, file, looking.counter, problems, self._copied(file))
 
     def listed(self, looking: Looking, problems: Counter) -> Iterator[Found]:
         """Every transcript's session but those that copy another's, measured (the rows cache) and not yet in
@@ -172,7 +171,7 @@ class ClaudeCode:
         if looking.given(self.agent) == []:
             return
         files = claude.discover(self.roots(looking.given(self.agent)))
-        measured = measure_claude(files, looking.choice, use_cache=looking.use_cache)
+        measured = measure_claude(files, looking.counter, use_cache=looking.use_cache)
         self._remember(files, measured)
         problems.update(measured.problems)
         rows = {row["id"]: row for row in measured.rows}
@@ -204,7 +203,7 @@ class ClaudeCode:
         if wanted is not None and file.session_id not in wanted:
             return None
         found = Found(self.agent, {"id": file.session_id}, path=path)  # type: ignore[typeddict-item]
-        return [self._detail(found, file, looking.choice, problems, self._copied(file) or frozenset())]
+        return [self._detail(found, file, looking.counter, problems, self._copied(file) or frozenset())]
 
     def measure_in_parts(self, looking: Looking, part_bytes: int) -> None:
         """A few whole project folders at a time, each part's rows cached at once (a copied call is settled within
@@ -218,17 +217,17 @@ class ClaudeCode:
             part += files
             size += sum(_size(file.path) for file in files)
             if size >= part_bytes:
-                measure_claude(part, looking.choice, workers=1)
+                measure_claude(part, looking.counter, workers=1)
                 part, size = [], 0
         if part:
-            measure_claude(part, looking.choice, workers=1)
+            measure_claude(part, looking.counter, workers=1)
         self.measure(looking)
 
 
-def _original(file: claude.TranscriptFile, choice: TokenizerChoice, roots: list[Path],
+def _original(file: claude.TranscriptFile, counter: LazyCounter, roots: list[Path],
               problems: Counter) -> claude.TranscriptFile:
     """The transcript whose session this one copies, said on stderr; itself when it is a session."""
-    source = copy_source(file, choice, roots)
+    source = copy_source(file, counter, roots)
     if source is None:
         return file
     problems[f"{file.path} only copies the session of {source.path}: shown as that file"] += 1

@@ -20,8 +20,8 @@ from xshare.agents.claude_code import transcript as claude
 from xshare.agents.claude_code.copies import CallTimes
 from xshare.agents.claude_code.transcript import ClaudeTranscript, TranscriptFile
 from xshare.agents.claude_code.unrecorded import complete_packed, complete_with_unrecorded
-from xshare.agents.common import counting as counter
-from xshare.agents.common.counting import TokenCounter
+from xshare.agents.common import counting
+from xshare.agents.common.counting import LazyCounter, TokenCounter
 from xshare.agents.common.measured import Measured
 from xshare.agents.common.packed import PackedRows
 from xshare.agents.common.progress import Progress
@@ -47,10 +47,10 @@ def read_file(file: TranscriptFile, current: TokenCounter, copied=(), detail: bo
     return transcript
 
 
-def measure_file(file: TranscriptFile, copied=()) -> tuple[SessionRow, dict, CallTimes]:
+def measure_file(file: TranscriptFile, current: TokenCounter, copied=()) -> tuple[SessionRow, dict, CallTimes]:
     """One transcript: its row (even with no API call), its problems, and its own calls' start times
-    (which other files may hold copies of: see agents/claude_code/copies.py)."""
-    transcript = read_file(file, counter.made(), copied)  # the pool's initializer made it (or the caller)
+    (which other files may hold copies of: see agents/claude_code/copies.py), counted by `current`."""
+    transcript = read_file(file, current, copied)
     return transcript.row(), dict(transcript.problems), transcript.copies.times
 
 
@@ -64,14 +64,15 @@ def _stat(file: TranscriptFile) -> tuple[int, int] | None:
 
 def measure_claude(
     files: list[TranscriptFile],
-    choice: tokenizers.TokenizerChoice,
+    counter: LazyCounter,
     since: datetime | None = None,
     use_cache: bool = True,
     workers: int | None = None,
 ) -> Measured:
     """Rows for these transcripts; files last written before `since` cannot hold a session in it. The
     rows are kept packed (xshare.agents.common.packed), the cache's as the bytes it holds, so no report over many
-    sessions holds all their dicts."""
+    sessions holds all their dicts. Counted with `counter` here, and in a pool's workers with their own."""
+    choice = counter.choice
     result = Measured(tokenizer=choice)
     oldest_ns = int((since.timestamp() - 86400) * 1e9) if since else None
     wanted: list[tuple[TranscriptFile, tuple[int, int]]] = []
@@ -92,9 +93,9 @@ def measure_claude(
             todo.append((file, stat))
     del cached, wanted
     todo.sort(key=lambda item: -item[1][0])
-    for (file, stat), (row, problems, times) in zip(todo, _run(todo, choice, workers), strict=True):
+    for (file, stat), (row, problems, times) in zip(todo, _run(todo, counter, workers), strict=True):
         fresh[path_key(file.path)] = rows_cache.Entry(stat[0], stat[1], problems, row, times, ())
-    reread = _settle_copies(fresh, files, choice, workers)
+    reread = _settle_copies(fresh, files, counter, workers)
     result.copied = {key: frozenset(entry.copied) for key, entry in fresh.items() if entry.copied}
     result.copy_files = frozenset(key for key, entry in fresh.items()
                                   if entry.copied and claude_copies.copies_a_session(_times(entry), entry.copied))
@@ -105,16 +106,15 @@ def measure_claude(
             result.problems.update(entry.problems)
     result.rows = PackedRows(complete_packed([entry.row for key, entry in fresh.items()
                                               if key not in result.copy_files]))
-    made = counter.current()
-    if todo and made:
-        result.tokenizer = made.choice  # the vocabulary may have proved unusable on load
+    if todo:
+        result.tokenizer = counter.choice  # the vocabulary may have proved unusable on load
     if use_cache and (todo or reread):
         rows_cache.save(result.tokenizer.name, fresh)
     return result
 
 
 def _settle_copies(fresh: dict[str, rows_cache.Entry], files: list[TranscriptFile],
-                   choice: tokenizers.TokenizerChoice, workers: int | None = None) -> int:
+                   counter: LazyCounter, workers: int | None = None) -> int:
     """Each call billed once across every file read, whatever folder or root holds it: a file holding calls
     another file holds earlier is read again with them as copies (agents/claude_code/copies.py). The calls' times
     are decoded a file at a time, never all at once. Returns how many files were read again."""
@@ -126,7 +126,7 @@ def _settle_copies(fresh: dict[str, rows_cache.Entry], files: list[TranscriptFil
              if tuple(sorted(lost.get(name, ()))) != tuple(fresh[name].copied)]
     # read again over every core, as the first reading was (one file is a tenth of a big history's bytes)
     todo = [(by_key[key], (fresh[key].size, fresh[key].mtime_ns)) for key, _ in again]
-    for (key, lost_here), (row, problems, _) in zip(again, _run(todo, choice, workers, [one for _, one in again]),
+    for (key, lost_here), (row, problems, _) in zip(again, _run(todo, counter, workers, [one for _, one in again]),
                                                     strict=True):
         fresh[key] = fresh[key]._replace(problems=problems, row=row, copied=tuple(sorted(lost_here)))
     return len(again)
@@ -143,12 +143,14 @@ def _times(entry: rows_cache.Entry) -> CallTimes:
 
 
 def measure_group(files: list[TranscriptFile], copied: list[frozenset[int]]) -> list[tuple[bytes, dict | None, bytes]]:
-    measured = [_packed(measure_file(file, lost)) for file, lost in zip(files, copied, strict=True)]
-    counter.made().flush()  # what this worker counted, for the others and for later runs
+    """A pool worker's batch, counted with the worker's own counter (made by the pool's initializer)."""
+    current = counting.made()
+    measured = [_packed(measure_file(file, current, lost)) for file, lost in zip(files, copied, strict=True)]
+    current.flush()  # what this worker counted, for the others and for later runs
     return measured
 
 
-def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None,
+def _run(todo: list, counter: LazyCounter, workers: int | None,
          copied: list[frozenset[int]] | None = None) -> list[tuple[bytes, dict | None, bytes]]:
     """Rows in the order of `todo`, each file's `copied` calls (if given) read as another file's. A
     session's subagent and compaction files replay its texts, so they go to the same worker, whose count
@@ -156,31 +158,31 @@ def _run(todo: list, choice: tokenizers.TokenizerChoice, workers: int | None,
     if not todo:
         return []
     copied = copied or [frozenset()] * len(todo)
-    counter.use(choice)
+    current = counter.made()
     total = sum(stat[0] for _, stat in todo)
-    counter.load_if_counting(total, workers or counter.cores())
+    counting.load_if_counting(current, total, workers or counting.cores())
     progress = Progress(len(todo), total)
     try:
-        return _run_with(todo, copied, choice, workers, total, progress)
+        return _run_with(todo, copied, current, workers, total, progress)
     finally:
         progress.done()
 
 
-def _run_with(todo: list, copied: list[frozenset[int]], choice: tokenizers.TokenizerChoice, workers: int | None,
+def _run_with(todo: list, copied: list[frozenset[int]], current: tokenizers.Counter, workers: int | None,
               total: int, progress: Progress) -> list[tuple[bytes, dict | None, bytes]]:
-    workers = counter.workers(workers)
-    if workers < 2 or len(todo) < 2 or total < counter.PARALLEL_MIN_BYTES:
+    workers = counting.workers(workers)
+    if workers < 2 or len(todo) < 2 or total < counting.PARALLEL_MIN_BYTES:
         measured = []
         for (file, stat), lost in zip(todo, copied, strict=True):
-            measured.append(_packed(measure_file(file, lost)))
+            measured.append(_packed(measure_file(file, current, lost)))
             progress.advance(1, stat[0])
-        counter.flush()
+        current.flush()
         return measured
     groups: dict[tuple, list[int]] = {}
     for index, (file, _) in enumerate(todo):
         groups.setdefault(file.parent_id or file.session_id, []).append(index)
     ordered = sorted(groups.values(), key=lambda indexes: -sum(todo[i][1][0] for i in indexes))
-    context = counter.pool_context()
+    context = counting.pool_context()
     results: list = [None] * len(todo)
     pending: dict = {}
 
@@ -191,8 +193,9 @@ def _run_with(todo: list, copied: list[frozenset[int]], choice: tokenizers.Token
                 results[index] = one
             progress.advance(len(indexes), sum(todo[i][1][0] for i in indexes))
 
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=counter.use,
-                             initargs=(choice, counter.fast())) as pool:
+    counting.share_with_workers(current)
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=counting.use,
+                             initargs=(current.choice, current.fast)) as pool:
         for indexes in _batches(ordered, todo):
             pending[pool.submit(measure_group, [todo[i][0] for i in indexes], [copied[i] for i in indexes])] = indexes
             if len(pending) >= workers * _IN_FLIGHT:  # a few batches ahead, not one future per session at once
@@ -228,41 +231,43 @@ def find_sessions(wanted: str, claude_roots: list[str] | None = None) -> list[Tr
     return [file for file in claude.discover(roots) if file.session_id == wanted]
 
 
-def measure_one(file: TranscriptFile, choice: tokenizers.TokenizerChoice,
+def measure_one(file: TranscriptFile, counter: LazyCounter,
                 roots: list[Path] | None = None) -> tuple[SessionRow, dict]:
     """One session's row, with the calls Claude Code billed but wrote into none of its family's files (the
     calls a file under `roots` holds earlier left out, as a report over them does)."""
-    _, row, problems = measure_session(file, choice, roots=roots)
+    _, row, problems = measure_session(file, counter, roots=roots)
     return row, problems
 
 
-def measure_session(file: TranscriptFile, choice: tokenizers.TokenizerChoice, detail: bool = False,
+def measure_session(file: TranscriptFile, counter: LazyCounter, detail: bool = False,
                     copied: frozenset[int] | None = None,
                     roots: list[Path] | None = None) -> tuple[ClaudeTranscript, SessionRow, dict]:
     """One session as `xshare session` and its page show it: the reader (with its per-call log when
     `detail`), its row as the report has it, and its problems. The row leaves out calls an earlier file
     holds (`copied`, else worked out from the files beside it and under `roots`) and adds the calls Claude
     Code billed but wrote into none of its family's files."""
-    current = counter.use(choice)
+    current = counter.made()
     transcript = read_file(file, current, detail=detail)
-    lost = copied if copied is not None else copied_here(file, transcript.copies.times, roots)
+    lost = copied if copied is not None else copied_here(file, transcript.copies.times, current, roots)
     if lost:
         transcript = read_file(file, current, lost, detail)
     row = transcript.row()
     if row.get("cost_state"):
-        family = [measure_file(member)[0] for member in claude.family_files(file)]
+        family = [measure_file(member, current)[0] for member in claude.family_files(file)]
         row = complete_with_unrecorded(row, family)
-    counter.flush()
+    current.flush()
     return transcript, row, dict(transcript.problems)
 
 
-def copied_here(file: TranscriptFile, times: CallTimes, roots: list[Path] | None = None) -> frozenset[int]:
+def copied_here(file: TranscriptFile, times: CallTimes, current: tokenizers.Counter,
+                roots: list[Path] | None = None) -> frozenset[int]:
     """The calls of this file that an earlier transcript holds too, of its project folder or under `roots`,
     as the report decides it (agents/claude_code/copies.py)."""
-    return frozenset(billed_elsewhere(file, times, roots))
+    return frozenset(billed_elsewhere(file, times, current, roots))
 
 
-def billed_elsewhere(file: TranscriptFile, times: CallTimes, roots: list[Path] | None = None) -> dict[int, str]:
+def billed_elsewhere(file: TranscriptFile, times: CallTimes, current: tokenizers.Counter,
+                     roots: list[Path] | None = None) -> dict[int, str]:
     """The calls (their keys' digests) of this file that another transcript of its project folder or under
     `roots` bills, and which (its path key), as the report decides it: from the report's cache where it is
     current, else from the files whose ids meet this file's (a scan, not a read, of the others). Only the
@@ -275,7 +280,7 @@ def billed_elsewhere(file: TranscriptFile, times: CallTimes, roots: list[Path] |
     paths = {path_key(path): path for path in claude_copies.transcripts_in(project)}
     paths.update((path_key(other.path), other.path) for other in claude.discover(roots or []))
     paths.pop(mine, None)
-    cached = rows_cache.load(counter.made().choice.name, set(paths))
+    cached = rows_cache.load(current.choice.name, set(paths))
     held: dict[str, tuple[str, dict[int, str | None]]] = {}
     ids = None
     for key, path in paths.items():
@@ -287,7 +292,7 @@ def billed_elsewhere(file: TranscriptFile, times: CallTimes, roots: list[Path] |
             ids = ids or claude_copies.scan_ids(file.path)
             if not claude_copies.may_share(ids, claude_copies.scan_ids(path)):
                 continue
-            theirs = measure_file(other)[2]
+            theirs = measure_file(other, current)[2]
         shared = {call: time for call, time in theirs.items() if times.has(call)}
         if shared:
             held[key] = (other.source, shared)
@@ -298,15 +303,15 @@ def billed_elsewhere(file: TranscriptFile, times: CallTimes, roots: list[Path] |
     return {call: biller for call, biller in claude_copies.billing_files(held).items() if biller != mine}
 
 
-def copy_source(file: TranscriptFile, choice: tokenizers.TokenizerChoice,
+def copy_source(file: TranscriptFile, counter: LazyCounter,
                 roots: list[Path] | None = None) -> TranscriptFile | None:
     """The transcript whose session this file only copies (a backup beside it or in another root: every call
     of this file billed there, none of its own), the one billing most of its calls; None for a session."""
-    counter.use(choice)
+    choice, current = counter.choice, counter.made()  # its cache entry under the choice asked for
     entry = rows_cache.load(choice.name, {path_key(file.path)}).get(path_key(file.path))
     stat = _stat(file)
-    times = _times(entry) if entry and stat and (entry.size, entry.mtime_ns) == stat else measure_file(file)[2]
-    elsewhere = billed_elsewhere(file, times, roots)
+    times = _times(entry) if entry and stat and (entry.size, entry.mtime_ns) == stat else measure_file(file, current)[2]
+    elsewhere = billed_elsewhere(file, times, current, roots)
     if not claude_copies.copies_a_session(times, elsewhere.keys()):
         return None
     source = Counter(elsewhere.values()).most_common(1)[0][0]

@@ -1,5 +1,10 @@
-"""What each measuring process keeps: its token counter, made once per process (this one, or a pool's
-worker, which inherits or rebuilds it), and when more processes pay for themselves."""
+"""Token counters and measuring processes: the counter a request carries (`LazyCounter`, made by the command
+as `Looking.counter` and passed to every adapter's `measure` and `read`), and when more processes pay for
+themselves.
+
+A pool's worker is the one place a counter is kept per process: a job travels to it as plain data, so its
+initializer (`use`) makes the worker's own (or keeps the one a forked worker inherits from the parent, which
+`share_with_workers` hands over with its tokenizer loaded), and its jobs count with `made()`."""
 
 from __future__ import annotations
 
@@ -34,13 +39,60 @@ class TokenCounter(Protocol):
         """What it counted, for the other processes and later runs."""
 
 
-_counter: tokenizers.Counter | None = None
+class LazyCounter:
+    """One request's token counter (a command's `Looking.counter`): the tokenizer (and the vocabulary's check,
+    which imports tiktoken) is made on the first text counted or the first name asked, so a report whose rows
+    are all cached never makes it. Its `choice` is then the one made: an unusable vocabulary turns it into the
+    estimate, and every later agent of the request counts with that."""
+
+    def __init__(self, choice: tokenizers.TokenizerChoice) -> None:
+        self._asked = choice
+        self._made: tokenizers.Counter | None = None
+
+    @property
+    def choice(self) -> tokenizers.TokenizerChoice:
+        """The tokenizer counting now: the one asked for until it is made, then the one made."""
+        return self._made.choice if self._made is not None else self._asked
+
+    def made(self) -> tokenizers.Counter:
+        """The counter itself, made now if it was not (readers count with it: no call in between)."""
+        if self._made is None:
+            self._made = tokenizers.Counter(self._asked)
+        return self._made
+
+    def is_made(self) -> bool:
+        return self._made is not None
+
+    @property
+    def name(self) -> str:
+        return self.made().name
+
+    @property
+    def fallbacks(self) -> int:
+        return self._made.fallbacks if self._made is not None else 0
+
+    def count(self, text: str) -> int:
+        return self.made().count(text)
+
+    def flush(self) -> None:
+        if self._made is not None:
+            self._made.flush()
+
+
+_counter: tokenizers.Counter | None = None  # a pool worker's (see the module's docstring)
 _most_workers: int | None = None  # the background pass measures with one process (sessions/prefill.py)
 
 
+def share_with_workers(counter: tokenizers.Counter) -> None:
+    """Before a pool starts: its forked workers inherit `counter` (its tokenizer loaded once, here), and
+    `use` keeps it for them."""
+    global _counter
+    _counter = counter
+
+
 def use(choice: tokenizers.TokenizerChoice, fast: bool = False) -> tokenizers.Counter:
-    """This process's counter for `choice`: made on first use, or anew when the choice differs (a pool's
-    initializer too; a spawned worker of a `fast` report loads fastokens at once, a forked one has it)."""
+    """A pool worker's counter for `choice` (the pool's initializer): the one it inherited when its choice is
+    that, else made (a spawned worker of a `fast` report loads fastokens at once, a forked one has it)."""
     global _counter
     if _counter is None or _counter.choice != choice:
         _counter = tokenizers.Counter(choice)
@@ -49,37 +101,19 @@ def use(choice: tokenizers.TokenizerChoice, fast: bool = False) -> tokenizers.Co
     return _counter
 
 
-def fast() -> bool:
-    """Whether this process counts with fastokens (what a pool's spawned workers should load too)."""
-    return _counter is not None and _counter.fast
-
-
 def made() -> tokenizers.Counter:
-    """This process's counter where one must have been made (by `use`, or a pool's initializer)."""
+    """A pool worker's counter, made by the pool's initializer (`use`)."""
     assert _counter is not None, "counting.use() first"
     return _counter
 
 
-def current() -> tokenizers.Counter | None:
-    """This process's counter, None before any `use`; its choice may have changed on load (an unusable
-    vocabulary falls back to the estimate)."""
-    return _counter
-
-
-def flush() -> None:
-    """What this process counted, for the other processes and for later runs."""
-    if _counter is not None:
-        _counter.flush()
-
-
-def load_if_counting(to_read: int = 0, workers: int = 1) -> None:
+def load_if_counting(made_here: tokenizers.Counter, to_read: int = 0, workers: int = 1) -> None:
     """Before forking workers: with no count store to read from (or an empty one), every text will be
     counted, so the tokenizer is loaded once here and the workers inherit it; with one, a worker loads
     it only on its first unknown text, and a report whose texts are all known never loads it. When the
     `to_read` bytes of records hold enough text to pay for loading it, fastokens counts (if installed): its
     load is paid once, before the workers fork, and what it saves is shared by them, hence `workers` times.
     $XSHARE_COUNTER=tiktoken or fastokens overrides that choice (benchmarks; ruling out the extra)."""
-    made_here = made()
     if made_here.store is None or not len(made_here.store):
         wanted = os.environ.get("XSHARE_COUNTER", "")
         fast = wanted == "fastokens" or (

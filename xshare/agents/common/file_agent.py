@@ -9,7 +9,6 @@ from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 
-from xshare.agents.common import counting as counter
 from xshare.agents.common import file_rows
 from xshare.agents.common.counting import TokenCounter
 from xshare.agents.common.whole_files import WholeFiles
@@ -40,7 +39,7 @@ def read_one(adapter: Adapter, path: Path, looking: Looking, problems: Counter) 
     """The session a file of the adapter's holds, read whole (its problems added to `problems`)."""
     found: Counter = Counter()
     ledgers: dict = {}
-    rows = adapter.read(path, counter.use(looking.choice), found, ledgers)
+    rows = adapter.read(path, looking.counter.made(), found, ledgers)
     problems.update(found)
     return one_session(adapter.agent, path, rows, found, ledgers)
 
@@ -91,13 +90,10 @@ class FileAgent(WholeFiles):
         problems = Counter(self.unread(given))
         files = self.reader.discover(homes)
         rows: list[SessionRow] = []
-        tokenizer = looking.choice
         if files:
-            rows, more = file_rows.measure_agent(self.reader, files, tokenizer, looking.since, looking.use_cache)
+            rows, more = file_rows.measure_agent(self.reader, files, looking)
             problems.update(more)
-            made = counter.current()  # none when every file was cached
-            tokenizer = made.choice if made else tokenizer
-        return Gathered(rows, problems, tokenizer, bool(files), self.reader.describe(homes))
+        return Gathered(rows, problems, looking.counter.choice, bool(files), self.reader.describe(homes))
 
     def session_ids(self, looking: Looking) -> list[str]:
         gathered = self.measure(replace(looking, since=None))
@@ -120,7 +116,7 @@ class FileAgent(WholeFiles):
                 break  # a file not named for it is read only while none named for it held it
             found: Counter = Counter()
             ledgers: dict = {}
-            rows = self.read(path, counter.use(looking.choice), found, ledgers)
+            rows = self.read(path, looking.counter.made(), found, ledgers)
             problems.update(found)
             row = next((row for row in rows if row["id"] == session_id), None)
             if row is not None:

@@ -11,12 +11,12 @@ import sys
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from datetime import datetime
 from pathlib import Path
 from types import ModuleType
 
 from xshare import METHOD_VERSION
-from xshare.agents.common import counting as counter
+from xshare.agents.common import counting
+from xshare.agents.protocol import Looking
 from xshare.measure import tokens as tokenizers
 from xshare.measure.ids import key_path, path_key
 from xshare.measure.plausible import row_problem
@@ -75,36 +75,39 @@ def database_stamp(path: Path) -> list[int] | None:
     return stamp
 
 
-def _read_agent_file(job: tuple[str, Path]) -> tuple[list[SessionRow], dict]:
-    """One file of another agent (a worker's job): its rows and problems."""
+def _read_agent_file(job: tuple[str, Path], current: tokenizers.Counter | None = None) -> tuple[list[SessionRow], dict]:
+    """One file of another agent: its rows and problems, counted by `current` (in a pool's worker: the
+    worker's own, made by the pool's initializer)."""
     problems: Counter = Counter()
-    current = counter.made()  # by the pool's initializer (or the caller, in this process)
+    current = current or counting.made()
     reader = importlib.import_module(job[0])  # by name: a job travels to a worker process as plain data
     rows = reader.read(job[1], current, problems)
     current.flush()
     return rows, dict(problems)
 
 
-def _read_agent_files(reader: str, todo: list[Path], total: int, workers: int | None) -> list:
+def _read_agent_files(reader: str, todo: list[Path], total: int, current: tokenizers.Counter,
+                      workers: int | None) -> list:
     jobs = [(reader, path) for path in todo]
-    workers = counter.workers(workers)
-    if workers < 2 or len(jobs) < 2 or total < counter.PARALLEL_MIN_BYTES:
-        return [_read_agent_file(job) for job in jobs]
-    context = counter.pool_context()
-    counter.load_if_counting(total, workers)
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=counter.use,
-                             initargs=(counter.made().choice, counter.fast())) as pool:
+    workers = counting.workers(workers)
+    if workers < 2 or len(jobs) < 2 or total < counting.PARALLEL_MIN_BYTES:
+        return [_read_agent_file(job, current) for job in jobs]
+    context = counting.pool_context()
+    counting.load_if_counting(current, total, workers)
+    counting.share_with_workers(current)
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=counting.use,
+                             initargs=(current.choice, current.fast)) as pool:
         return list(pool.map(_read_agent_file, jobs))
 
 
 def measure_agent(
-    reader: ModuleType, files: list[Path], choice: tokenizers.TokenizerChoice, since: datetime | None = None,
-    use_cache: bool = True, workers: int | None = None,
+    reader: ModuleType, files: list[Path], looking: Looking, workers: int | None = None,
 ) -> tuple[list[SessionRow], Counter]:
     """Rows of another agent's files (sessions/registry.py), each read again only when it changed: a
     session file by its size and mtime, a database by its own and its -wal's (files last written
-    before `since` cannot hold a session in it)."""
-    cached = load_cache(choice, reader.AGENT) if use_cache else {}
+    before `looking.since` cannot hold a session in it); counted with `looking.counter`."""
+    since, use_cache = looking.since, looking.use_cache
+    cached = load_cache(looking.counter.choice, reader.AGENT) if use_cache else {}
     fresh: dict[str, list] = {}
     todo: list[tuple[Path, list]] = []
     problems: Counter = Counter()
@@ -125,8 +128,8 @@ def measure_agent(
             todo.append((path, stamp))
     todo.sort(key=lambda item: -item[1][0])
     if todo:
-        counter.use(choice)
-        found = _read_agent_files(reader.__name__, [path for path, _ in todo], sum(s[0] for _, s in todo), workers)
+        found = _read_agent_files(reader.__name__, [path for path, _ in todo], sum(s[0] for _, s in todo),
+                                  looking.counter.made(), workers)
         for (path, stamp), (rows, trouble) in zip(todo, found, strict=True):
             fresh[path_key(path)] = [stamp, rows, trouble]
     rows = []
@@ -135,7 +138,7 @@ def measure_agent(
         problems.update(entry[2])
     if use_cache and todo:
         kept = {key: entry for key, entry in cached.items() if key_path(key).exists()}
-        save_cache(counter.made().choice, {**kept, **fresh}, reader.AGENT)
+        save_cache(looking.counter.choice, {**kept, **fresh}, reader.AGENT)
     return rows, problems
 
 

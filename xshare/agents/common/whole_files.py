@@ -8,7 +8,6 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from xshare.agents.common import counting
 from xshare.agents.common.counting import TokenCounter
 from xshare.agents.protocol import Found, Gathered, Looking
 from xshare.measure.row import SessionRow
@@ -40,7 +39,7 @@ class WholeFiles:
                     wanted: set[str] | None = None) -> list[Found] | None:
         found: Counter = Counter()
         ledgers: dict = {}
-        rows = self.read(path, counting.use(looking.choice), found, ledgers)  # this process's counter
+        rows = self.read(path, looking.counter.made(), found, ledgers)
         problems.update(found)
         return [Found(self.agent, row, found, path, ledgers[row["id"]]) for row in rows if row["id"] in ledgers]
 

@@ -4,9 +4,9 @@ sessions a file, measured with the database cache."""
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
-from xshare.agents.common import counting as counter
 from xshare.agents.common.counting import TokenCounter
 from xshare.agents.common.file_agent import only_one, read_one
 from xshare.agents.common.whole_files import WholeFiles
@@ -53,17 +53,13 @@ class Hermes(WholeFiles):
         databases = self.databases(given)
         rows: list[SessionRow] = []
         problems: Counter = Counter()
-        tokenizer = looking.choice
         if databases:
-            rows, problems = measure_hermes(databases, tokenizer, looking.since, looking.use_cache)
-            made = counter.current()  # none when every database was cached
-            tokenizer = made.choice if made else tokenizer
+            rows, problems = measure_hermes(databases, looking)
         found = None if given == [] else any(path.is_file() for path in databases)
-        return Gathered(rows, problems, tokenizer, found, self.describe(given))
+        return Gathered(rows, problems, looking.counter.choice, found, self.describe(given))
 
     def session_ids(self, looking: Looking) -> list[str]:
-        rows, _ = measure_hermes(self.discover(looking.given(self.agent)), looking.choice,
-                                 use_cache=looking.use_cache)
+        rows, _ = measure_hermes(self.discover(looking.given(self.agent)), replace(looking, since=None))
         return [row["id"] for row in rows]
 
     def find(self, session_id: str, looking: Looking, problems: Counter,
@@ -80,7 +76,7 @@ class Hermes(WholeFiles):
                 continue
             found: Counter = Counter()
             ledgers: dict | None = {} if detail else None
-            current = counter.use(looking.choice)
+            current = looking.counter.made()
             rows = hermes.read_database(path, current, found, only=session_id, ledgers=ledgers)
             current.flush()
             problems.update(found)

@@ -8,11 +8,10 @@ from collections import Counter
 from datetime import datetime
 from pathlib import Path
 
-from xshare.agents.common import counting as counter
 from xshare.agents.common import same_file
 from xshare.agents.common.file_rows import cache_entry_ok, database_stamp, load_cache, save_cache
 from xshare.agents.hermes import state_db as hermes
-from xshare.measure import tokens as tokenizers
+from xshare.agents.protocol import Looking
 from xshare.measure.ids import path_key
 from xshare.measure.row import SessionRow
 from xshare.measure.timestamps import parse_time
@@ -35,10 +34,10 @@ def _reaches(read_since: object, since: datetime | None) -> bool:
 
 
 def measure_hermes(
-    databases: list[Path], choice: tokenizers.TokenizerChoice, since: datetime | None = None, use_cache: bool = True
-) -> tuple[list[SessionRow], Counter]:
-    """Rows of every session in these Hermes databases, counted with the same tokenizer as Claude's rows.
-    A database is read again only when it (or its -wal) changed, or for a window reaching further back."""
+    databases: list[Path], looking: Looking) -> tuple[list[SessionRow], Counter]:
+    """Rows of every session in these Hermes databases, counted with `looking.counter` (Claude Code's rows'
+    too). A database is read again only when it (or its -wal) changed, or for a window reaching further back."""
+    since, use_cache, choice = looking.since, looking.use_cache, looking.counter.choice
     cached = load_cache(choice, AGENT, entry_ok) if use_cache else {}
     rows: list[SessionRow] = []
     problems: Counter = Counter()
@@ -49,10 +48,10 @@ def measure_hermes(
         if stamp and entry and entry[0] == stamp and _reaches(entry[1], since):
             fresh[path_key(path)] = entry
         else:
-            current = counter.use(choice)
+            current = looking.counter.made()
             found, trouble = hermes.measure_hermes([path], current, since=since)
             choice = current.choice  # the vocabulary may have proved unusable on load
-            counter.flush()
+            current.flush()
             fresh[path_key(path)] = [stamp, start, found, dict(trouble)]
         rows += fresh[path_key(path)][2]
         problems.update(fresh[path_key(path)][3])
