@@ -148,9 +148,12 @@ def test_links_planted_at_every_state_file_are_refused_and_the_figures_stand(cap
     figures["window"].pop("until")
     assert figures == clean
     said = [line for line in captured.err.splitlines() if "a link" in line]
-    assert said == [f"xshare: could not add to the history ({private.LINK_REFUSED}); these "
+    # the report's own counter (one a request, made in the state folder it runs in) meets the planted store
+    assert said == [f"xshare: the token count store {tokens.store_path().name} is a link; left alone, counts are "
+                    "not kept",
+                    f"xshare: could not add to the history ({private.LINK_REFUSED}); these "
                     "sessions are remembered only while their transcripts last"]
-    warned: list[str] = []  # the count store as a fresh process meets it (this one's counter holds another's)
+    warned: list[str] = []  # the count store as a fresh process meets it
     store = count_store.CountStore(tokens.store_path(), warn=warned.append)
     store.put(b"a text counted", 3)
     store.flush()
