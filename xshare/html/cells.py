@@ -34,7 +34,7 @@ ABOUT = {"overhead": "system prompt and tool schemas: what the bill exceeds the 
          "inherited": "context from before this file (a resumed conversation, a parent's context): billed, not held "
                       "in the file, never exploration",
          "exploration": "Read, Grep, Glob, LS and read-only shell: results and arguments",
-         "reread": "files Claude Code re-sent after a compaction, line-numbered as sent (not in the exploration "
+         "reread": "files the agent re-sent after a compaction, line-numbered as sent (not in the exploration "
                    "share)",
          "edit": "Edit, Write, MultiEdit, NotebookEdit", "shell": "tests, builds, installs",
          "web": "WebFetch, WebSearch", "other": "MCP tools, Task/Agent, TodoWrite, ...",
