@@ -101,10 +101,7 @@ class Transcript:
             usage = value if isinstance(value := message.get("usage"), dict) else {}
             if not usage:
                 self.problems[self.kind.no_usage] += 1
-            counts = replay.usage((usage.get(name) for name in ("input", "cacheRead", "cacheWrite", "output")), 3)
-            fresh, read, write, output = counts or (0, 0, 0, 0)  # impossible: no call
-            counted = {"input": fresh, "cache_read": read, "cache_write_5m": write, "output": output}
-            replay.call(counted["input"] + counted["cache_read"] + counted["cache_write_5m"], counted, stamp)
+            self.bill(usage, stamp)
         elif role == "toolResult":
             replay.tool_result(message.get("toolCallId"), content_text(message.get("content")),
                                message.get("toolName"), key)
@@ -116,6 +113,15 @@ class Transcript:
             replay.add(category, f"{command}\n{as_text(message.get('output'))}".strip(), key)
         else:  # custom, hookMessage: an extension's text for the model
             replay.add("injected", content_text(message.get("content")), key)
+
+    def bill(self, usage: dict, stamp: str | None) -> None:
+        """One API call from its `usage {input, output, cacheRead, cacheWrite}` (input excludes the cache's
+        parts, so the prompt billed is the three summed); an all-zero usage billed nothing and is no call."""
+        replay = self.replay
+        counts = replay.usage((usage.get(name) for name in ("input", "cacheRead", "cacheWrite", "output")), 3)
+        fresh, read, write, output = counts or (0, 0, 0, 0)  # impossible: no call
+        counted = {"input": fresh, "cache_read": read, "cache_write_5m": write, "output": output}
+        replay.call(counted["input"] + counted["cache_read"] + counted["cache_write_5m"], counted, stamp)
 
     def _compaction(self, entry: dict) -> None:
         """A compaction (or a reset: no summary) drops the entries before its first kept one."""
