@@ -5,16 +5,20 @@ its exploration tokens itself (tests/support/chat_wire.py).
 
 Scenarios, `pi -p` (its print mode): reads, a search (`grep`, which fails without ripgrep here but was still
 sent as one, and `grep` through `bash`), `ls`, a read-only shell command, an edit and a changing command; a
-second model in another session; a resume (`--continue`) adding a turn to the same file. pi 1.6.0 has no
-subagents. Each scenario compares xshare's calls, billed prompt, cache reads and output with the server's log,
-and the exploration share with what the requests carried. Needs $XSHARE_TEST_PI (the `pi` launcher) and
-$XSHARE_TEST_PI_NODE (the folder holding a Node >= 22.19), set by .ci/run; skips without them.
+second model in another session; a resume (`--continue`) adding a turn to the same file; and the TUI (`pi` in
+tmux: a prompt typed in, a read and a `bash`). pi 1.6.0 has no subagents. Each scenario compares xshare's
+calls, billed prompt, cache reads and output with the server's log, and the exploration share with what the
+requests carried. Needs $XSHARE_TEST_PI (the `pi` launcher) and
+$XSHARE_TEST_PI_NODE (the folder holding a Node >= 22.19), set by .ci/run; skips without them (the TUI test also
+without tmux).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -102,4 +106,30 @@ def test_another_model_and_a_resumed_session(tmp_path: Path) -> None:
         assert {row["model"] for row in rows} == set(MODELS)
         compare_with_the_wire(rows, host.fake)
     finally:
+        host.fake.stop()
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="the TUI test needs tmux")
+def test_the_tui(tmp_path: Path) -> None:
+    replies = [tool("read", path="notes.txt"), tool("bash", command="wc -l notes.txt"), Reply(text="Three lines.")]
+    host = Host(tmp_path, replies)
+    name = f"xshare-pi-{os.getpid()}-{tmp_path.name}"
+    env = " ".join(f"{key}={shlex.quote(value)}" for key, value in {**host.env, "TERM": "xterm-256color"}.items())
+    command = (f"cd {shlex.quote(str(host.project))} && env -i {env} {shlex.quote(PI)} --model fake/{MODELS[0]} "
+               f"--tools {TOOLS}")
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "45", command], check=True)
+    try:
+        screen = lambda: subprocess.run(["tmux", "capture-pane", "-p", "-t", name], capture_output=True,  # noqa: E731
+                                        text=True).stdout
+        assert wait_until(lambda: MODELS[0] in screen() and "v1.6.0" in screen(), timeout=120), screen()
+        subprocess.run(["tmux", "send-keys", "-t", name, "-l", "How many lines does notes.txt have?"], check=True)
+        assert wait_until(lambda: "notes.txt have?" in screen(), timeout=30), screen()
+        subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
+        assert wait_until(lambda: len(host.fake.billed("main")) == len(replies) and host.answers() == len(replies),
+                          timeout=120), (screen(), host.fake.billed("main"))
+        rows, _ = host.settled_rows()
+        assert len(rows) == 1 and rows[0]["source"] == "interactive" and rows[0]["api_calls"] == len(replies)
+        compare_with_the_wire(rows, host.fake)
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
         host.fake.stop()
