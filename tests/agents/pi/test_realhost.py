@@ -6,9 +6,9 @@ its exploration tokens itself (tests/support/chat_wire.py).
 Scenarios, `pi -p` (its print mode): reads, a search (`grep`, which fails without ripgrep here but was still
 sent as one, and `grep` through `bash`), `ls`, a read-only shell command, an edit and a changing command; a
 second model in another session; a resume (`--continue`) adding a turn to the same file; and the TUI (`pi` in
-tmux: a prompt typed in, a read and a `bash`). pi 1.6.0 has no subagents. Each scenario compares xshare's
-calls, billed prompt, cache reads and output with the server's log, and the exploration share with what the
-requests carried. Needs $XSHARE_TEST_PI (the `pi` launcher) and
+tmux: a prompt typed in, a read and a `bash`; `/compact` after two turns). pi 1.6.0 has no subagents. Each
+scenario compares xshare's calls, billed prompt, cache reads and output with the server's log, and the
+exploration share with what the requests carried. Needs $XSHARE_TEST_PI (the `pi` launcher) and
 $XSHARE_TEST_PI_NODE (the folder holding a Node >= 22.19), set by .ci/run; skips without them (the TUI test also
 without tmux).
 """
@@ -109,27 +109,74 @@ def test_another_model_and_a_resumed_session(tmp_path: Path) -> None:
         host.fake.stop()
 
 
+class Tui:
+    """pi's TUI in a tmux session of its own: lines typed in, its screen read."""
+
+    def __init__(self, host: Host, tmp_path: Path) -> None:
+        self.name = f"xshare-pi-{os.getpid()}-{tmp_path.name}"
+        env = " ".join(f"{key}={shlex.quote(value)}" for key, value in {**host.env, "TERM": "xterm-256color"}.items())
+        command = (f"cd {shlex.quote(str(host.project))} && env -i {env} {shlex.quote(PI)} --model fake/{MODELS[0]} "
+                   f"--tools {TOOLS}")
+        subprocess.run(["tmux", "new-session", "-d", "-s", self.name, "-x", "160", "-y", "45", command], check=True)
+        assert wait_until(lambda: MODELS[0] in self.screen() and "v1.6.0" in self.screen(), timeout=120), self.screen()
+
+    def screen(self) -> str:
+        return subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True, text=True).stdout
+
+    def type_line(self, text: str) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", self.name, "-l", text], check=True)
+        assert wait_until(lambda: text[-12:] in self.screen(), timeout=30), self.screen()
+        subprocess.run(["tmux", "send-keys", "-t", self.name, "Enter"], check=True)
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+
+
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="the TUI test needs tmux")
 def test_the_tui(tmp_path: Path) -> None:
     replies = [tool("read", path="notes.txt"), tool("bash", command="wc -l notes.txt"), Reply(text="Three lines.")]
     host = Host(tmp_path, replies)
-    name = f"xshare-pi-{os.getpid()}-{tmp_path.name}"
-    env = " ".join(f"{key}={shlex.quote(value)}" for key, value in {**host.env, "TERM": "xterm-256color"}.items())
-    command = (f"cd {shlex.quote(str(host.project))} && env -i {env} {shlex.quote(PI)} --model fake/{MODELS[0]} "
-               f"--tools {TOOLS}")
-    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "45", command], check=True)
+    tui = None
     try:
-        screen = lambda: subprocess.run(["tmux", "capture-pane", "-p", "-t", name], capture_output=True,  # noqa: E731
-                                        text=True).stdout
-        assert wait_until(lambda: MODELS[0] in screen() and "v1.6.0" in screen(), timeout=120), screen()
-        subprocess.run(["tmux", "send-keys", "-t", name, "-l", "How many lines does notes.txt have?"], check=True)
-        assert wait_until(lambda: "notes.txt have?" in screen(), timeout=30), screen()
-        subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
+        tui = Tui(host, tmp_path)
+        tui.type_line("How many lines does notes.txt have?")
         assert wait_until(lambda: len(host.fake.billed("main")) == len(replies) and host.answers() == len(replies),
-                          timeout=120), (screen(), host.fake.billed("main"))
+                          timeout=120), (tui.screen(), host.fake.billed("main"))
         rows, _ = host.settled_rows()
         assert len(rows) == 1 and rows[0]["source"] == "interactive" and rows[0]["api_calls"] == len(replies)
         compare_with_the_wire(rows, host.fake)
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+        if tui:
+            tui.close()
+        host.fake.stop()
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="the TUI test needs tmux")
+def test_a_compaction_in_the_tui(tmp_path: Path) -> None:
+    """`/compact` (keeping 50 recent tokens): pi asks for the summary without tools (the fake server's 'title'
+    requests) and records their usage, summed, on its compaction entry: one call for xshare, its bill exact."""
+    replies = [tool("read", path="notes.txt"), Reply(text="Three lines."), tool("read", path="src/lib.py"),
+               Reply(text="Forty helpers.")]
+    host = Host(tmp_path, replies)
+    host.agent.joinpath("settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 50}}))
+    tui = None
+    try:
+        tui = Tui(host, tmp_path)
+        tui.type_line("What is in notes.txt?")
+        assert wait_until(lambda: host.answers() == 2, timeout=120), tui.screen()
+        tui.type_line("And in src/lib.py?")
+        assert wait_until(lambda: host.answers() == 4, timeout=120), tui.screen()
+        tui.type_line("/compact")
+        assert wait_until(lambda: "Compacted from" in tui.screen(), timeout=120), tui.screen()
+        rows, stderr = host.settled_rows()
+        summaries = host.fake.billed("title")
+        assert len(rows) == 1 and rows[0]["compactions"] == 1 and summaries, (stderr, host.fake.requests)
+        every = host.fake.billed("main") + summaries
+        assert rows[0]["api_calls"] == len(replies) + 1  # the summary's requests: one call, their usage summed
+        assert rows[0]["prompt_tokens_billed"] == sum(entry["prompt_tokens"] for entry in every)
+        assert rows[0]["usage"]["cache_read"] == sum(entry["cached_tokens"] for entry in every)
+        assert rows[0]["usage"]["output"] == sum(entry["completion_tokens"] for entry in every)
+    finally:
+        if tui:
+            tui.close()
         host.fake.stop()

@@ -14,7 +14,8 @@ parts and `usage`), `toolResult`, `bashExecution`, `custom`; `model_change`, `co
 - a `system` message (the system prompt's sections and the tools it declares): not replayed, as the first
   call's overhead holds it;
 - `usage {kind, usage}` (cache warming, say): a call billed outside the conversation, counted as a call;
-- a compaction's `usage`: the call that wrote its summary, counted as a call before the compaction applies;
+- a compaction's `usage`: the calls that wrote its summary (1.6.0 sums them: a turn split by the cut takes
+  two requests, without tools), counted as one call before the compaction applies;
 - `context_edit {targetId, replacement}`: the target's text leaves the context (null), or is replaced by
   `replacement` (counted as conversation).
 An entry type or message role not listed here is counted on stderr as unknown, never read as zero.
