@@ -41,7 +41,7 @@ def test_report_sessions_and_dollars(isolated_home: Path, capsys: pytest.Capture
     code, out, _ = run(capsys, "sessions", "--all", "--json", "--estimate")
     listed = [row for row in json.loads(out)["sessions"] if row["agent"] == "pi"]
     assert code == 0 and [row["id"] for row in listed] == [PI_ID]
-    assert listed[0]["api_calls"] == len(session.billed)
+    assert listed[0]["api_calls"] == len(session.billed) and listed[0]["project"] == "app"  # its header's cwd
 
 
 def test_session_pages_index_and_advice(isolated_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture):
