@@ -1,4 +1,4 @@
-"""The one registry: six adapters with the whole protocol, and every agent's session found by the path of its
+"""The one registry: the table's adapters with the whole protocol, and every agent's session found by the path of its
 file (told by its content, not its name), by id prefix, refused when a prefix is ambiguous, and listed by
 `html --index`."""
 
@@ -7,26 +7,27 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter
+from importlib import import_module
 from pathlib import Path
+from types import ModuleType
 
 import pytest
-from agent_fixtures import codex_session, gemini_json, openclaw_session, opencode_db
+from agent_fixtures import codex_session, gemini_json
 from claude_2_1_fixtures import ORPHAN_SESSION, orphan_subagents
-from hermes_fixtures import HermesDb
 
+from tests.agents.gemini.sample import GEMINI_ID
+from tests.agents.hermes.sample import HERMES_ID, hermes_db
 from xshare.agents.claude_code.adapter import ClaudeCode
 from xshare.agents.claude_code.files import discover
 from xshare.agents.common.counting import LazyCounter
 from xshare.agents.protocol import Adapter, Looking
+from xshare.agents.table import AGENTS, AgentLine
 from xshare.cli import main
 from xshare.demo.corpus import write_demo_corpus
 from xshare.measure import tokens
 from xshare.measure.tokens import TokenizerChoice
 from xshare.sessions.every_agent import measure
 from xshare.sessions.registry import REGISTRY, check
-
-CODEX_ID, GEMINI_ID = "0190aaaa-1111-7000-8000-000000000001", "3c2a1b0d-aaaa-4bbb-8ccc-000000000001"
-OPENCLAW_ID, HERMES_ID = "6a5b4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2d", "hermes-only-7f3e"
 
 
 def run(capsys: pytest.CaptureFixture, *arguments: str) -> tuple[int, str, str]:
@@ -35,32 +36,20 @@ def run(capsys: pytest.CaptureFixture, *arguments: str) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
-def hermes_db(path: Path) -> Path:
-    """A Hermes database holding one session (a database path names a session only when it holds one)."""
-    db = HermesDb(path)
-    db.session(HERMES_ID, "cli", tokens=(400, 0, 0, 10), api_calls=1)
-    db.message(HERMES_ID, "user", "what does main do")
-    db.message(HERMES_ID, "assistant", "it prints")
-    return db.close()
+def sample_of(line: AgentLine) -> ModuleType:
+    """An agent's tests/agents/<name>/sample.py: `sample_sessions(home)` writes its sessions in its default place
+    under a home and says the file and the ids its index pages link. A new agent brings its own."""
+    return import_module(f"tests.agents.{line.adapter.split('.')[2]}.sample")
 
 
 def every_agent(home: Path, tmp_path: Path) -> dict[str, Path]:
-    """One session of each agent in its default place (Claude Code's: the demo's), by agent: its file."""
-    projects = write_demo_corpus(home / ".claude")
-    claude = next(f.path for f in discover([projects]) if f.source == "interactive")
-    return {
-        "claude-code": claude,
-        "hermes": hermes_db(home / ".hermes" / "state.db"),
-        "codex": codex_session(home / ".codex")[0],
-        "gemini": gemini_json(home / ".gemini")[0],
-        "opencode": opencode_db(home / ".local" / "share" / "opencode" / "opencode.db")[0],
-        "openclaw": openclaw_session(home / ".openclaw")[0],
-    }
+    """One session of each agent in its default place, by agent: its file."""
+    return {line.agent: sample_of(line).sample_sessions(home)[0] for line in AGENTS}
 
 
-def test_the_registry_holds_six_adapters_with_the_whole_protocol():
-    assert [adapter.agent for adapter in REGISTRY] == ["claude-code", "hermes", "codex", "gemini", "opencode",
-                                                        "openclaw"]
+def test_the_registry_holds_the_tables_adapters_with_the_whole_protocol():
+    assert [adapter.agent for adapter in REGISTRY] == [line.agent for line in AGENTS]
+    assert [line.agent for line in AGENTS][:6] == ["claude-code", "hermes", "codex", "gemini", "opencode", "openclaw"]
     assert all(isinstance(adapter, Adapter) for adapter in REGISTRY)
     with pytest.raises(ValueError, match="share an agent"):
         check((*REGISTRY, ClaudeCode()))
@@ -196,19 +185,17 @@ def test_an_ambiguous_prefix_is_refused_with_the_candidates(isolated_home: Path,
 
 
 def test_html_index_lists_every_agents_sessions(isolated_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture):
-    every_agent(isolated_home, tmp_path)
+    samples = {line.agent: sample_of(line).sample_sessions(isolated_home)[1] for line in AGENTS}
     index = tmp_path / "pages" / "index.html"
     index.parent.mkdir()
     code, out, err = run(capsys, "html", "--index", "-o", str(index))
     assert code == 0 and out.strip() == str(index), err
     text = index.read_text()
-    for session_id in (HERMES_ID, CODEX_ID, GEMINI_ID, "ses_b002", OPENCODE_FIRST, OPENCLAW_ID):
+    for agent, session_id in ((agent, session_id) for agent, ids in samples.items() for session_id in ids):
         assert session_id in text, session_id
         linked = [page for page in index.parent.glob("*.html") if session_id in page.name]
-        assert linked and "Call 1" in linked[0].read_text() or session_id == HERMES_ID, session_id
+        assert linked and "Call 1" in linked[0].read_text() or agent == "hermes", session_id  # its page: totals
 
-
-OPENCODE_FIRST = "ses_b001"
 
 
 def test_html_finds_a_claude_session_when_another_agents_flag_is_given(isolated_home: Path, tmp_path: Path,

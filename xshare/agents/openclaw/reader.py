@@ -46,22 +46,14 @@ from pathlib import Path
 
 from xshare.agents.common import same_file, unzstd
 from xshare.agents.common.counting import TokenCounter
-from xshare.agents.common.replay import (
-    Replay,
-    as_text,
-    content_text,
-    holds_no_record,
-    json_objects,
-    names_by,
-    parse_json,
-)
+from xshare.agents.common.replay import holds_no_record, json_objects, names_by
 from xshare.agents.common.sniff import compressed, sniff
 from xshare.agents.common.sqlite import SQLITE_MAGIC
 from xshare.agents.common.stated import read_stated
+from xshare.agents.common.v3_entries import EntryKind, Transcript
 from xshare.agents.openclaw.db import COMPRESSED_UNREADABLE, DATABASE_NAME, read_sessions
 from xshare.agents.openclaw.tools import TOOLS
 from xshare.measure.row import SessionRow
-from xshare.measure.tool_tables import explain_tool
 from xshare.state.paths import home as user_home
 from xshare.state.store import dumps, loads
 
@@ -70,12 +62,8 @@ NAME = "OpenClaw"
 FLAG = "openclaw_home"
 KIND = "database"  # a database changes through its -wal too; a session file's stamp is the same as before
 ROTATED = (".jsonl.reset.", ".jsonl.deleted.")
-# entry types and message roles this reader knows; anything else is counted as unknown
-BOOKKEEPING = frozenset({"thinking_level_change", "custom", "label", "session_info", "leaf"})
-ROLES = frozenset({"user", "assistant", "toolResult", "bashExecution", "custom", "hookMessage"})
-UNKNOWN_ENTRY = "OpenClaw transcript entries of a type this xshare does not know (skipped)"
-UNKNOWN_ROLE = "OpenClaw messages with a role this xshare does not know (skipped)"
-NO_USAGE = "OpenClaw assistant messages without usage (not counted as calls)"
+ENTRIES = EntryKind(NAME, TOOLS, "exec")  # its entries are pi's (agents/common/v3_entries.py)
+UNKNOWN_ENTRY, UNKNOWN_ROLE, NO_USAGE = ENTRIES.unknown_entry, ENTRIES.unknown_role, ENTRIES.no_usage
 TRANSCRIPT = "OpenClaw transcript"  # what its problems call the files and lines they were met in
 SAME_SESSION = ("OpenClaw transcripts of a session an earlier file of it holds too (a live file beside its reset "
                 "archive: read with it as one session, each call once)")
@@ -147,109 +135,14 @@ def _groups(folder: Path) -> dict[str, str]:
     return groups
 
 
-class _Transcript:
-    def __init__(self, session_id: str, counter: TokenCounter, problems: Counter, detail: bool) -> None:
-        self.replay = Replay(TOOLS, counter, problems, detail)
-        self.problems = problems
-        self.session_id = session_id
-        self.order: list[str] = []  # entry ids in the order their text became present
-
-    def entry(self, entry: object) -> None:
-        if not isinstance(entry, dict):
-            return
-        replay = self.replay
-        stamp = replay.seen(entry.get("timestamp"))
-        kind = entry.get("type")
-        key = value if isinstance(value := entry.get("id"), str) else None
-        if key:
-            self.order.append(key)
-        if kind == "session":
-            if isinstance(entry.get("id"), str) and entry["id"]:
-                self.session_id = entry["id"]
-        elif kind == "model_change":
-            if isinstance(entry.get("modelId"), str):
-                replay.model = entry["modelId"]
-        elif kind == "message" and isinstance(entry.get("message"), dict):
-            self._message(entry["message"], key, stamp)
-        elif kind in ("compaction", "reset"):
-            self._compaction(entry)
-        elif kind == "branch_summary":
-            replay.add("conversation", as_text(entry.get("summary")), key)
-        elif kind == "custom_message":
-            replay.add("injected", content_text(entry.get("content")), key)
-        elif not isinstance(kind, str) or kind not in BOOKKEEPING:
-            self.problems[UNKNOWN_ENTRY] += 1
-
-    def _message(self, message: dict, key: str | None, stamp: str | None) -> None:
-        replay, role = self.replay, message.get("role")
-        if not isinstance(role, str) or role not in ROLES:
-            self.problems[UNKNOWN_ROLE] += 1
-            return
-        if message.get("excludeFromContext") is True:  # kept for the person, never sent to the model
-            return
-        if role == "assistant":
-            if isinstance(message.get("model"), str):
-                replay.model = message["model"]
-            for part in value if isinstance(value := message.get("content"), list) else ():
-                if not isinstance(part, dict):
-                    continue
-                if part.get("type") == "toolCall":
-                    arguments = part.get("arguments")
-                    replay.tool_call(part.get("id"), part.get("name"), parse_json(arguments) or arguments, key)
-                else:
-                    replay.output("conversation", content_text([part]), key)
-            usage = value if isinstance(value := message.get("usage"), dict) else {}
-            if not usage:
-                self.problems[NO_USAGE] += 1
-            counts = replay.usage((usage.get(name) for name in ("input", "cacheRead", "cacheWrite", "output")), 3)
-            fresh, read, write, output = counts or (0, 0, 0, 0)  # impossible: no call
-            counted = {"input": fresh, "cache_read": read, "cache_write_5m": write, "output": output}
-            replay.call(counted["input"] + counted["cache_read"] + counted["cache_write_5m"], counted, stamp)
-        elif role == "toolResult":
-            replay.tool_result(message.get("toolCallId"), content_text(message.get("content")),
-                               message.get("toolName"), key)
-        elif role == "user":
-            replay.add("conversation", content_text(message.get("content")), key)
-        elif role == "bashExecution":  # the person's own `!command`: judged as the agent's exec would be
-            command = value if isinstance(value := message.get("command"), str) else ""
-            category = explain_tool(TOOLS, "exec", {"command": command}).category
-            replay.add(category, f"{command}\n{as_text(message.get('output'))}".strip(), key)
-        else:  # custom, hookMessage: an extension's text for the model
-            replay.add("injected", content_text(message.get("content")), key)
-
-    def _compaction(self, entry: dict) -> None:
-        """A compaction (or a reset: no summary) drops the entries before its first kept one."""
-        replay = self.replay
-        replay.flush()
-        kept = entry.get("firstKeptEntryId")
-        if isinstance(kept, str) and kept in self.order:
-            ledger, trimmed = replay.ledger, replay.ledger.trimmed
-            ledger.trim(self.order[:self.order.index(kept)])
-            ledger.trimmed = trimmed  # a compaction, not the agent clearing tool results: counted as one
-            if ledger.detail:
-                ledger.markers.pop()
-            ledger.compactions += 1
-            ledger.mark("compaction")
-            replay.add("conversation", as_text(entry.get("summary")), entry.get("id"))
-        else:
-            replay.compact(as_text(entry.get("summary")))
-
-
-def _row(transcript: _Transcript, source: str, ledgers: dict | None) -> SessionRow:
-    row = transcript.replay.row(transcript.session_id, source)
-    if ledgers is not None:
-        ledgers[row["id"]] = transcript.replay.ledger
-    return row
-
-
 def _read_database(path: Path, counter: TokenCounter, problems: Counter, ledgers: dict | None) -> list[SessionRow]:
     rows = []
     for stored in read_sessions(path, problems):
-        transcript = _Transcript(stored.session_id, counter, problems, ledgers is not None)
+        transcript = Transcript(ENTRIES, stored.session_id, counter, problems, ledgers is not None)
         transcript.replay.seen(stored.created)
         for entry in stored.entries:
             transcript.entry(entry)
-        rows.append(_row(transcript, group_of(stored.session_key), ledgers))
+        rows.append(transcript.row(group_of(stored.session_key), ledgers))
     return rows
 
 
@@ -301,7 +194,7 @@ def read(path: Path, counter: TokenCounter, problems: Counter, ledgers: dict | N
     entries = _session_entries(files, problems)
     if not entries:
         return []
-    transcript = _Transcript(path.name.split(".jsonl", 1)[0], counter, problems, ledgers is not None)
+    transcript = Transcript(ENTRIES, path.name.split(".jsonl", 1)[0], counter, problems, ledgers is not None)
     for entry in entries:
         transcript.entry(entry)
-    return [_row(transcript, _groups(path.parent).get(transcript.session_id, "interactive"), ledgers)]
+    return [transcript.row(_groups(path.parent).get(transcript.session_id, "interactive"), ledgers)]
