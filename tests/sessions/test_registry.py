@@ -13,6 +13,7 @@ import pytest
 from agent_fixtures import codex_session, gemini_json, openclaw_session, opencode_db
 from claude_2_1_fixtures import ORPHAN_SESSION, orphan_subagents
 from hermes_fixtures import HermesDb
+from qwen_fixtures import session as qwen_session
 
 from xshare.agents.claude_code.adapter import ClaudeCode
 from xshare.agents.claude_code.files import discover
@@ -56,6 +57,7 @@ def every_agent(home: Path, tmp_path: Path) -> dict[str, Path]:
         "gemini": gemini_json(home / ".gemini")[0],
         "opencode": opencode_db(home / ".local" / "share" / "opencode" / "opencode.db")[0],
         "openclaw": openclaw_session(home / ".openclaw")[0],
+        "qwen": qwen_session(home / ".qwen")[0],
     }
 
 
