@@ -38,14 +38,21 @@ class Chat:
 
     def reply(self, prompt: int, cached: int, output: int, text: str = "", calls: tuple = (),
               thoughts: int = 0, total: int | None = None) -> Chat:
+        """One API response. In a subagent's chat (as 0.24.4 writes it) a response with tool calls is two
+        records: the bill with no parts, then the tool calls without `usageMetadata`."""
         parts: list[dict] = [{"text": text}] if text else []
-        parts += [{"functionCall": {"id": call_id, "name": name, "args": args}} for call_id, name, args in calls]
+        called = [{"functionCall": {"id": call_id, "name": name, "args": args}} for call_id, name, args in calls]
         usage = {"promptTokenCount": prompt, "candidatesTokenCount": output, "thoughtsTokenCount": thoughts,
                  "totalTokenCount": prompt + output if total is None else total, "cachedContentTokenCount": cached}
+        if self.agent_id:
+            self._record("assistant", message={"role": "model", "parts": parts}, usageMetadata=usage)
+            if called:
+                self._record("assistant", message={"role": "model", "parts": called})
+            return self
         self._record("system", subtype="ui_telemetry", systemPayload={"uiEvent": {
             "event.name": "qwen-code.api_response", "input_token_count": prompt, "output_token_count": output,
             "cached_content_token_count": cached}})  # the copy the reader must not count again
-        self._record("assistant", model="qwen3-coder-plus", message={"role": "model", "parts": parts},
+        self._record("assistant", model="qwen3-coder-plus", message={"role": "model", "parts": parts + called},
                      usageMetadata=usage)
         return self
 

@@ -91,7 +91,7 @@ def test_a_subagent_is_its_own_row_under_its_session(tmp_path: Path) -> None:
     assert not problems
     assert row["source"] == "subagent" and row["parent"] == SESSION
     assert row["id"] == f"{SESSION}-general-purpose-call_9" and row["api_calls"] == 2
-    assert row["billed_tokens"]["exploration"] > 0
+    assert row["billed_tokens"]["exploration"] > 0  # its read, whose call is in a record without usage
 
 
 def test_a_compression_is_a_compaction(tmp_path: Path) -> None:

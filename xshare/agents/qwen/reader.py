@@ -23,7 +23,9 @@ promptTokenCount; cache read = cached; input (uncached) = the difference; no cac
 totalTokenCount - promptTokenCount, as Qwen Code itself reads it (with an OpenAI-compatible provider
 `candidatesTokenCount` already holds the reasoning `thoughtsTokenCount` counts; with Gemini's it does not, and
 the total holds both), else candidates + thoughts. An assistant record without a prompt count is no call,
-counted on stderr (never read as zero); a record of another type is counted and left out; lines that are not
+counted on stderr (never read as zero), except in a subagent's chat, which writes a billed reply first with
+no tool calls, then its tool calls in an assistant record of their own without `usageMetadata` (read as the
+same call's); a record of another type is counted and left out; lines that are not
 JSON objects are skipped and counted.
 
 Presence. Prompts, the model's text and tool calls, and tool results are present from the next call. A
@@ -124,8 +126,10 @@ def _usage(replay: Replay, metadata: dict) -> tuple[int, dict[str, int]] | None:
     return prompt, {"input": prompt - cached, "cache_read": cached, "output": output}
 
 
-def _answer(replay: Replay, record: dict) -> None:
-    """An assistant record: one API call, its text and tool calls present from the next one."""
+def _answer(replay: Replay, record: dict, continues: bool) -> bool:
+    """An assistant record: one API call, its text and tool calls present from the next one; True when billed.
+    `continues`: the record before it was a billed reply, which a subagent's chat writes first, without its
+    tool calls, then those in a record of their own without usage (0.24.4): that record is the same call's."""
     if isinstance(record.get("model"), str):
         replay.model = record["model"]
     stamp = replay.seen(record.get("timestamp"))
@@ -136,15 +140,17 @@ def _answer(replay: Replay, record: dict) -> None:
         elif isinstance(part.get("text"), str) and not part.get("thought"):
             replay.output("conversation", part["text"])
     metadata = record.get("usageMetadata")
+    if continues and "usageMetadata" not in record:
+        return False  # the billed call's own tool calls: present from the next call, as its output is
     if not isinstance(metadata, dict):
         replay.problems[NO_USAGE] += 1
         replay.flush()
-        return
+        return False
     usage = _usage(replay, metadata)
     if usage is None:
         replay.flush()
-        return
-    replay.call(usage[0], usage[1], stamp)
+        return False
+    return replay.call(usage[0], usage[1], stamp)
 
 
 def _compressed(record: dict) -> str:
@@ -157,13 +163,15 @@ def _compressed(record: dict) -> str:
 
 
 def replay_records(replay: Replay, records: list[dict]) -> None:
+    billed = False  # the last record read was a billed reply
     for record in records:
         kind = record.get("type")
         if kind in ("user", "tool_result"):
             replay.seen(record.get("timestamp"))
             _input(replay, record)
+            billed = False
         elif kind == "assistant":
-            _answer(replay, record)
+            billed = _answer(replay, record, billed)
         elif kind == "system":
             if record.get("subtype") == "chat_compression":
                 replay.compact(_compressed(record))
