@@ -10,6 +10,7 @@ from pathlib import Path
 from agent_fixtures import Counted
 from qwen_fixtures import SESSION, Chat, session
 
+from xshare.agents.common import unseen
 from xshare.agents.qwen import reader as qwen
 from xshare.agents.qwen.recognise import recognises
 from xshare.agents.qwen.tools import TOOLS
@@ -38,6 +39,7 @@ def test_calls_bill_and_categories(tmp_path: Path) -> None:
     billed = row["billed_tokens"]
     assert billed["exploration"] > 0 and billed["edit"] > 0 and billed["shell"] == 0  # ls is read-only
     assert row["started_at"] == "2026-11-20T09:00:01.000Z"
+    assert row[unseen.FIELD] == {"qwen_suggestion": 1}  # the TUI's suggestion after its one prompt, if it ran there
 
 
 def test_a_tool_result_is_present_from_the_call_after_it(tmp_path: Path) -> None:
@@ -91,6 +93,7 @@ def test_a_subagent_is_its_own_row_under_its_session(tmp_path: Path) -> None:
     assert not problems
     assert row["source"] == "subagent" and row["parent"] == SESSION
     assert row["id"] == f"{SESSION}-general-purpose-call_9" and row["api_calls"] == 2
+    assert unseen.FIELD not in row  # a subagent makes no suggestion request
     assert row["billed_tokens"]["exploration"] > 0  # its read, whose call is in a record without usage
 
 

@@ -37,6 +37,7 @@ def test_report_sessions_and_session(isolated_home: Path, capsys: pytest.Capture
         assert found["api_calls"] == want["calls"] and found["usage"]["cache_read"] == want["cache_read"]
     code, out, _ = run(capsys, "report", "--all")
     assert "Why is the cart total wrong" not in out and "cart.py" not in out  # aggregates only
+    assert "up to 1 next-prompt suggestion request Qwen Code's TUI makes" in " ".join(out.split())  # named
 
 
 def test_pages_index_and_advice(isolated_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

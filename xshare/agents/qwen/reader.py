@@ -32,8 +32,11 @@ Presence. Prompts, the model's text and tool calls, and tool results are present
 `chat_compression` record (its `compressedHistory` is what later calls carry) is a compaction. After a
 rewind the file keeps the dead branch; the billing cap (each call's bill) drops what is no longer sent.
 
-Unseen. In print mode every request the CLI made is an assistant record (seen driving it; no title or router
-request). The version is each record's `version`.
+Unseen. In print mode every request the CLI made is an assistant record. The TUI then asks the model, after each
+turn, what the person might type next (a "SUGGESTION MODE" request re-sending the conversation, with tools),
+billed and recorded nowhere, and the chat does not say whether it ran in the TUI: a session's row names up to
+one such call per prompt (`unseen_calls`, agents/common/unseen.py), never counted; a subagent's row none. The
+version is each record's `version`.
 Checked against: Qwen Code 0.24.4 (`@qwen-code/qwen-code`) driven offline against a fake Chat Completions server
 (`--auth-type openai`, OPENAI_BASE_URL): reads, grep_search, run_shell_command, edit, an `agent` subagent and a
 `--resume` (tests/agents/qwen/test_realhost.py). No chat compression or rewind was driven: their handling is
@@ -46,7 +49,7 @@ import os
 from collections import Counter
 from pathlib import Path
 
-from xshare.agents.common import same_file
+from xshare.agents.common import same_file, unseen
 from xshare.agents.common.counting import TokenCounter
 from xshare.agents.common.replay import Replay, as_text, holds_no_record, json_objects
 from xshare.agents.common.stated import read_stated
@@ -98,6 +101,12 @@ def _response_text(response: object) -> str:
             if key in response:
                 return as_text(response[key])
     return as_text(response)
+
+
+def _prompted(record: dict) -> bool:
+    """A prompt the person typed (not a background task's result handed over as a user turn)."""
+    return record.get("type") == "user" and record.get("subtype") != "notification" and \
+        any(isinstance(part.get("text"), str) and part["text"].strip() for part in _parts(record))
 
 
 def _input(replay: Replay, record: dict) -> None:
@@ -202,6 +211,9 @@ def read(path: Path, counter: TokenCounter, problems: Counter, ledgers: dict | N
         row = replay.row(f"{session_id}-{agent_id}", "subagent", parent=session_id)
     else:
         row = replay.row(session_id, "interactive")
+        prompts = sum(1 for record in records if _prompted(record))
+        if prompts and row["api_calls"]:  # the TUI's suggestion after each turn, if it ran there
+            row[unseen.FIELD] = {"qwen_suggestion": prompts}
     if ledgers is not None:
         ledgers[row["id"]] = replay.ledger
     return [row]
