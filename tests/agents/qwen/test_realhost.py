@@ -63,10 +63,11 @@ class Host:
         files = self.qwen_home.glob("projects/*/*/**/*.jsonl")
         return sum(path.read_text().count('"type":"assistant"') for path in files)
 
-    def settled_rows(self) -> list[dict]:
-        """xshare's rows once every call the server answered is in a chat (never an exit's race)."""
-        assert wait_until(lambda: self.replies_recorded() >= len(self.fake.billed("main"))), \
-            (self.replies_recorded(), len(self.fake.billed("main")))
+    def settled_rows(self, log: FakeOpenAI | None = None) -> list[dict]:
+        """xshare's rows once every call the server answered (in `log`: all it answered, or those a chat records)
+        is in a chat (never an exit's race)."""
+        main = (log or self.fake).billed("main")
+        assert wait_until(lambda: self.replies_recorded() >= len(main)), (self.replies_recorded(), len(main))
         assert not self.fake.billed("title")  # print mode makes no request outside the chat
         rows, stderr = xshare_rows(self.env, self.tmp, "--qwen-home", str(self.qwen_home))
         assert "Qwen Code" not in stderr, stderr  # no record it did not know, no line skipped
