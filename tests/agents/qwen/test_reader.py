@@ -65,10 +65,10 @@ def test_unknown_shapes_are_said_and_bad_lines_skipped(tmp_path: Path) -> None:
     chat.records.append({**chat.records[-1], "uuid": "u-no-usage", "usageMetadata": {"totalTokenCount": 5}})
     chat.records.append({**chat.records[-1], "uuid": "u-none", "usageMetadata": None})
     chat.records.append({**chat.records[-1], "uuid": "u-new", "type": "hologram"})
-    path = chat.write(tmp_path, extra_lines=("{not json", "[1, 2]"))
+    path = chat.write(tmp_path, extra_lines=("{not json", "[1, 2]", '{"uuid": "u-typeless"}'))
     row, problems = _read(path)
     assert row["api_calls"] == 1 and row["prompt_tokens_billed"] == 1000  # the unreadable replies are no calls
-    assert problems[qwen.NO_USAGE] == 2 and problems[qwen.UNKNOWN_TYPE] == 1
+    assert problems[qwen.NO_USAGE] == 2 and problems[qwen.UNKNOWN_TYPE] == 2  # a new type, and none
     assert problems["Qwen Code chat lines that are not JSON (skipped)"] == 1
     assert problems["Qwen Code chat lines that are not JSON objects (skipped)"] == 1
 

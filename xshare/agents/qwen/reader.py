@@ -195,10 +195,9 @@ def read(path: Path, counter: TokenCounter, problems: Counter, ledgers: dict | N
     except OSError:
         problems["Qwen Code chats that vanished or could not be read"] += 1
         return []
-    records = [record for record in json_objects(data, problems, CHAT) if "type" in record]
-    if not records:
-        if data.strip():
-            holds_no_record(CHAT, data, problems)
+    records = list(json_objects(data, problems, CHAT))
+    if not any("type" in record for record in records):  # no chat record at all: no session, said
+        holds_no_record(CHAT, data, problems)
         return []
     session_id = next((record["sessionId"] for record in records if isinstance(record.get("sessionId"), str)
                        and record["sessionId"]), path.stem)
