@@ -39,8 +39,9 @@ one such call per prompt (`unseen_calls`, agents/common/unseen.py), never counte
 version is each record's `version`.
 Checked against: Qwen Code 0.24.4 (`@qwen-code/qwen-code`) driven offline against a fake Chat Completions server
 (`--auth-type openai`, OPENAI_BASE_URL): reads, grep_search, run_shell_command, edit, an `agent` subagent and a
-`--resume` (tests/agents/qwen/test_realhost.py), and its TUI in tmux (tests/agents/qwen/test_tui.py). No chat compression or rewind was driven: their handling is
-from the CLI's source (its session-history rebuild), not from a file it wrote here.
+`--resume` (tests/agents/qwen/test_realhost.py), and its TUI in tmux (tests/agents/qwen/test_tui.py). No chat
+compression or rewind was driven: their handling is from the CLI's source (its session-history rebuild), not
+from a file it wrote here.
 """
 
 from __future__ import annotations
