@@ -116,7 +116,7 @@ def test_session_by_path_and_by_id(capsys, demo_root: Path):
     code, text, _ = run(capsys, "session", str(path))
     assert code == 0 and "Exploration:" in text and f"API calls: {row['api_calls']:,}" in text
     code, _, err = run(capsys, "session", "no-such-session", "--claude-root", str(demo_root))
-    assert code == 2 and f"no session of {names_listed('or')} matches" in err
+    assert code == 2 and f"no session of {names_listed('or')} matches" in err  # every agent of the table
 
 
 def test_collect_appends_new_sessions_and_replaces_grown_ones(capsys, tmp_path: Path, demo_root: Path):

@@ -1,6 +1,6 @@
-"""The one registry: the table's adapters with the whole protocol, and every agent's session found by the path of its
-file (told by its content, not its name), by id prefix, refused when a prefix is ambiguous, and listed by
-`html --index`."""
+"""The one registry: an adapter for each line of the agents' table, with the whole protocol, and every agent's
+session found by the path of its file (told by its content, not its name), by id prefix, refused when a prefix
+is ambiguous, and listed by `html --index`."""
 
 from __future__ import annotations
 
@@ -49,6 +49,7 @@ def every_agent(home: Path, tmp_path: Path) -> dict[str, Path]:
 
 def test_the_registry_holds_the_tables_adapters_with_the_whole_protocol():
     assert [adapter.agent for adapter in REGISTRY] == [line.agent for line in AGENTS]
+    # the table's order, not a list of agents: adding one is its folder, its line and its tests (issue 33)
     assert [line.agent for line in AGENTS][:6] == ["claude-code", "hermes", "codex", "gemini", "opencode", "openclaw"]
     assert all(isinstance(adapter, Adapter) for adapter in REGISTRY)
     with pytest.raises(ValueError, match="share an agent"):

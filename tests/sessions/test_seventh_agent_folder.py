@@ -1,6 +1,6 @@
 """ARCHITECTURE.md's "How to add an agent" holds: a seventh agent is one folder (its adapter, reader, test of
 its files and tools) and one line of the agents' table, and `report`, `sessions`, `session ID`, `session PATH`
-and `classify --jsonl` reach it with no other change. The agent (Qwen Code, JSONL chats) and its format are
+and `classify --jsonl` reach it with no other change. The agent (Tern Code, JSONL chats) and its format are
 invented here; its folder is written to a temporary place, its line added to the table before the CLI loads."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-SESSION = "qwen-0001"
+SESSION = "tern-0001"
 FILE_TEXT = "x = 1\n" * 400  # 2,400 characters: 600 tokens at --estimate's characters / 4
 
 # the folder a seventh agent needs, file by file (agents/<name>/ in the package)
@@ -21,7 +21,7 @@ FOLDER = {
     "tools.py": '''
 from xshare.measure.tool_tables import tool_table
 
-TOOLS = tool_table("qwen", exploration="read_file grep", edit="edit", shell={"run_shell_command": "command"})
+TOOLS = tool_table("tern", exploration="read_file grep", edit="edit", shell={"run_shell_command": "command"})
 ''',
     "recognise.py": '''
 from pathlib import Path
@@ -31,24 +31,24 @@ from xshare.agents.common.sniff import first_record, sniff
 
 def recognises(path: Path) -> bool:
     record = first_record(sniff(path))
-    return record is not None and record.get("type") == "qwen_session"
+    return record is not None and record.get("type") == "tern_session"
 ''',
     "reader.py": '''
 from collections import Counter
 from pathlib import Path
 
-from qwen.tools import TOOLS
+from tern.tools import TOOLS
 from xshare.agents.common.replay import Replay, json_objects
 
-AGENT, NAME, FLAG, KIND = "qwen", "Qwen Code", "qwen_home", "files"
+AGENT, NAME, FLAG, KIND = "tern", "Tern Code", "tern_home", "files"
 
 
 def default_homes() -> list[Path]:
-    return [Path.home() / ".qwen"]
+    return [Path.home() / ".tern"]
 
 
 def describe(homes: list[Path]) -> list[str]:
-    return [f"Qwen Code chats under {home}" for home in homes]
+    return [f"Tern Code chats under {home}" for home in homes]
 
 
 def discover(homes: list[Path]) -> list[Path]:
@@ -58,8 +58,8 @@ def discover(homes: list[Path]) -> list[Path]:
 def read(path: Path, counter, problems: Counter, ledgers: dict | None = None) -> list[dict]:
     replay = Replay(TOOLS, counter, problems, ledgers is not None)
     session_id = path.stem
-    for record in json_objects(path.read_bytes(), problems, "Qwen Code chat"):
-        if record["type"] == "qwen_session":
+    for record in json_objects(path.read_bytes(), problems, "Tern Code chat"):
+        if record["type"] == "tern_session":
             session_id = record["id"]
         elif record["type"] == "user":
             replay.add("conversation", record["text"])
@@ -78,22 +78,22 @@ def read(path: Path, counter, problems: Counter, ledgers: dict | None = None) ->
     return [row]
 ''',
     "adapter.py": '''
-from qwen import reader
-from qwen.recognise import recognises
-from qwen.tools import TOOLS
+from tern import reader
+from tern.recognise import recognises
+from tern.tools import TOOLS
 from xshare.agents.common.file_agent import FileAgent
 
 ADAPTER = FileAgent(reader, recognises, TOOLS)
 ''',
 }
 # its line in agents/table.py
-TABLE_LINE = 'AgentLine("qwen", "Qwen Code", "--qwen-home", "PATH", "a Qwen Code home (repeatable)", "qwen.adapter")'
+TABLE_LINE = 'AgentLine("tern", "Tern Code", "--tern-home", "PATH", "a Tern Code home (repeatable)", "tern.adapter")'
 
 
 def chat(home: Path) -> Path:
     """One session: a prompt, a call that reads a file, the file's text, a second call that carries it."""
     records = [
-        {"type": "qwen_session", "id": SESSION},
+        {"type": "tern_session", "id": SESSION},
         {"type": "user", "text": "what does a.py set x to?"},
         {"type": "assistant", "time": "2026-11-30T10:00:00Z", "usage": {"input": 1000, "cached": 0, "output": 20},
          "calls": [{"id": "c1", "name": "read_file", "args": {"path": "a.py"}}]},
@@ -117,16 +117,16 @@ def xshare(tmp_path: Path, *argv: str, stdin: str = "") -> subprocess.CompletedP
 
 
 def test_a_seventh_agent_is_one_folder_and_one_table_line(isolated_home: Path, tmp_path: Path):
-    folder = tmp_path / "agent" / "qwen"
+    folder = tmp_path / "agent" / "tern"
     folder.mkdir(parents=True)
     for name, text in FOLDER.items():
         (folder / name).write_text(text.lstrip())
-    path = chat(tmp_path / "qwen-home")
-    home = ["--qwen-home", str(tmp_path / "qwen-home"), "--estimate"]
+    path = chat(tmp_path / "tern-home")
+    home = ["--tern-home", str(tmp_path / "tern-home"), "--estimate"]
 
     done = xshare(tmp_path, "report", "--all", "--no-history", "--json", *home)
     assert done.returncode == 0, done.stderr
-    group = json.loads(done.stdout)["groups"]["qwen/interactive"]
+    group = json.loads(done.stdout)["groups"]["tern/interactive"]
     assert group["sessions"] == 1 and group["api_calls"] == 2 and group["prompt_tokens_billed"] == 2700
     # the file's 600 tokens and the call that read it (`read_file {"path": "a.py"}`, 7), carried by the second call
     assert group["billed_tokens"]["exploration"] == 607
@@ -135,15 +135,15 @@ def test_a_seventh_agent_is_one_folder_and_one_table_line(isolated_home: Path, t
     done = xshare(tmp_path, "sessions", "--all", "--json", *home)
     assert done.returncode == 0, done.stderr
     assert [(entry["id"], entry["agent"], entry["api_calls"]) for entry in json.loads(done.stdout)["sessions"]] == [
-        (SESSION, "qwen", 2)]
+        (SESSION, "tern", 2)]
 
-    by_id = xshare(tmp_path, "session", "qwen-00", "--json", *home)  # a prefix of its id
+    by_id = xshare(tmp_path, "session", "tern-00", "--json", *home)  # a prefix of its id
     by_path = xshare(tmp_path, "session", str(path), "--json", *home)  # its file, told by its content
     assert by_id.returncode == by_path.returncode == 0, by_id.stderr + by_path.stderr
     assert json.loads(by_id.stdout) == json.loads(by_path.stdout)
     assert json.loads(by_id.stdout)["prompt_tokens_billed"] == 2700
 
-    calls = [{"agent": "qwen", "tool": "read_file", "input": {"path": "a.py"}},
-             {"agent": "qwen", "tool": "run_shell_command", "input": {"command": "rm -rf build"}}]
+    calls = [{"agent": "tern", "tool": "read_file", "input": {"path": "a.py"}},
+             {"agent": "tern", "tool": "run_shell_command", "input": {"command": "rm -rf build"}}]
     done = xshare(tmp_path, "classify", "--jsonl", stdin="".join(json.dumps(call) + "\n" for call in calls))
     assert done.returncode == 0 and done.stdout.split() == ["exploration", "shell"], done.stderr

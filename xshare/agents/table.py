@@ -47,6 +47,9 @@ AGENTS: tuple[AgentLine, ...] = (
     AgentLine("openclaw", "OpenClaw", "--openclaw-home", "PATH",
               "an OpenClaw state folder, read-only (repeatable); default: $OPENCLAW_STATE_DIR, else "
               "$OPENCLAW_HOME/.openclaw, else ~/.openclaw", "xshare.agents.openclaw.adapter"),
+    AgentLine("qwen", "Qwen Code", "--qwen-home", "PATH",
+              "a Qwen Code home (the .qwen folder), read-only (repeatable); default: $QWEN_HOME, else ~/.qwen",
+              "xshare.agents.qwen.adapter"),
     AgentLine("pi", "pi", "--pi-home", "PATH",
               "a pi agent folder, or a sessions folder, read-only (repeatable); default: $PI_CODING_AGENT_DIR, else "
               "~/.pi/agent, plus $PI_CODING_AGENT_SESSION_DIR", "xshare.agents.pi.adapter"),
