@@ -1,6 +1,6 @@
-"""The one registry: six adapters with the whole protocol, and every agent's session found by the path of its
-file (told by its content, not its name), by id prefix, refused when a prefix is ambiguous, and listed by
-`html --index`."""
+"""The one registry: an adapter for every line of the agents' table, each with the whole protocol, and every
+agent's session found by the path of its file (told by its content, not its name), by id prefix, refused when a
+prefix is ambiguous, and listed by `html --index`."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from xshare.agents.claude_code.adapter import ClaudeCode
 from xshare.agents.claude_code.files import discover
 from xshare.agents.common.counting import LazyCounter
 from xshare.agents.protocol import Adapter, Looking
+from xshare.agents.table import AGENTS
 from xshare.cli import main
 from xshare.demo.corpus import write_demo_corpus
 from xshare.measure import tokens
@@ -58,9 +59,10 @@ def every_agent(home: Path, tmp_path: Path) -> dict[str, Path]:
     }
 
 
-def test_the_registry_holds_six_adapters_with_the_whole_protocol():
-    assert [adapter.agent for adapter in REGISTRY] == ["claude-code", "hermes", "codex", "gemini", "opencode",
-                                                        "openclaw"]
+def test_the_registry_holds_every_table_line_with_the_whole_protocol():
+    # the table's order, the six first; an agent added is one more line, not an edit of this list
+    assert [adapter.agent for adapter in REGISTRY] == [line.agent for line in AGENTS]
+    assert [line.agent for line in AGENTS][:6] == ["claude-code", "hermes", "codex", "gemini", "opencode", "openclaw"]
     assert all(isinstance(adapter, Adapter) for adapter in REGISTRY)
     with pytest.raises(ValueError, match="share an agent"):
         check((*REGISTRY, ClaudeCode()))
