@@ -12,7 +12,9 @@ import pytest
 from agent_fixtures import codex_session, gemini_json, openclaw_session, opencode_db
 
 from xshare.agents.common.file_rows import cache_path
+from xshare.agents.table import names_listed
 from xshare.cli import main
+from xshare.sessions.registry import REGISTRY
 
 HEADER = ("Codex CLI", "Gemini CLI", "OpenCode", "OpenClaw")
 
@@ -39,7 +41,7 @@ def test_defaults_found_without_flags(isolated_home: Path, capsys: pytest.Captur
     assert {"codex/interactive", "gemini/interactive", "opencode/interactive", "opencode/subagent",
             "openclaw/interactive"} <= set(report["groups"])
     code, out, _ = run(capsys, "report", "--all")
-    assert "Codex CLI: read; Gemini CLI: read; OpenCode: read; OpenClaw: read." in out
+    assert "Codex CLI: read; Gemini CLI: read; OpenCode: read; OpenClaw: read" in out  # then any agent added
     for private in ("sed -n", "src/app.py", "0190aaaa", "ses_b001", "cli.js", str(isolated_home)):
         assert private not in out  # aggregates only
 
@@ -90,7 +92,9 @@ def test_classify_why_for_agent_tool_calls(monkeypatch: pytest.MonkeyPatch, caps
     assert code == 0 and [line[0] for line in lines] == ["exploration", "shell", "edit", "exploration", "invalid"]
     assert "the command: nl -ba a.py | sed -n 1,9p" in lines[0][1]
     assert "cargo build" in lines[1][1] and "'cargo'" in lines[1][1]
-    assert "line 5" in err and "\"agent\": codex, gemini, opencode or openclaw" in err  # the agents with tool tables
+    tabled = [adapter.agent for adapter in REGISTRY if adapter.tools is not None]  # the agents with tool tables
+    assert tabled[:4] == ["codex", "gemini", "opencode", "openclaw"]
+    assert "line 5" in err and f"\"agent\": {', '.join(tabled[:-1])} or {tabled[-1]}" in err
 
 
 def test_session_and_html_for_each_agent(isolated_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture):
@@ -107,7 +111,7 @@ def test_session_and_html_for_each_agent(isolated_home: Path, tmp_path: Path, ca
         shown = {"codex": "Codex CLI", "gemini": "Gemini CLI", "opencode": "OpenCode", "openclaw": "OpenClaw"}[agent]
         assert f"{shown} · " in text and "Call 1: billed" in text  # its name, as the report says it
     code, _, err = run(capsys, "html", "no-such-session")
-    assert code == 2 and "no session of Claude Code, Hermes, Codex CLI, Gemini CLI, OpenCode or OpenClaw matches" in err
+    assert code == 2 and f"no session of {names_listed('or')} matches" in err
 
 
 def test_demo_reads_no_other_agent(isolated_home: Path, capsys: pytest.CaptureFixture):
