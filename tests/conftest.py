@@ -46,7 +46,8 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XSHARE_NO_BACKGROUND", "1")
     for name in ("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XSHARE_VOCAB", "NO_COLOR", "HERMES_HOME",
                  "HERMES_SESSION_ID", "CLAUDE_PLUGIN_DATA", "CLAUDE_PLUGIN_ROOT", "XSHARE_PLUGIN_ENV",
-                 "CODEX_HOME", "GEMINI_CLI_HOME", "XDG_DATA_HOME", "OPENCLAW_STATE_DIR", "OPENCLAW_HOME"):
+                 "CODEX_HOME", "GEMINI_CLI_HOME", "XDG_DATA_HOME", "OPENCLAW_STATE_DIR", "OPENCLAW_HOME",
+                 "COPILOT_HOME"):
         monkeypatch.delenv(name, raising=False)
     return home  # the tokenizer is the vocabulary packaged with xshare, as on a user's machine
 

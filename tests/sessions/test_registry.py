@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from agent_fixtures import codex_session, gemini_json, openclaw_session, opencode_db
 from claude_2_1_fixtures import ORPHAN_SESSION, orphan_subagents
+from copilot_fixtures import SESSION as COPILOT_ID
+from copilot_fixtures import copilot_session
 from hermes_fixtures import HermesDb
 
 from xshare.agents.claude_code.adapter import ClaudeCode
@@ -56,6 +58,7 @@ def every_agent(home: Path, tmp_path: Path) -> dict[str, Path]:
         "gemini": gemini_json(home / ".gemini")[0],
         "opencode": opencode_db(home / ".local" / "share" / "opencode" / "opencode.db")[0],
         "openclaw": openclaw_session(home / ".openclaw")[0],
+        "copilot": copilot_session(home / ".copilot")[0],
     }
 
 
@@ -204,7 +207,8 @@ def test_html_index_lists_every_agents_sessions(isolated_home: Path, tmp_path: P
     code, out, err = run(capsys, "html", "--index", "-o", str(index))
     assert code == 0 and out.strip() == str(index), err
     text = index.read_text()
-    for session_id in (HERMES_ID, CODEX_ID, GEMINI_ID, "ses_b002", OPENCODE_FIRST, OPENCLAW_ID):
+    for session_id in (HERMES_ID, CODEX_ID, GEMINI_ID, "ses_b002", OPENCODE_FIRST, OPENCLAW_ID,
+                       COPILOT_ID):
         assert session_id in text, session_id
         linked = [page for page in index.parent.glob("*.html") if session_id in page.name]
         assert linked and "Call 1" in linked[0].read_text() or session_id == HERMES_ID, session_id
