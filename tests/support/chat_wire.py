@@ -6,8 +6,9 @@ share of the bill is known exactly. A request is its tools array (compact JSON),
 tool call as `name arguments` (the arguments as sent) and each tool result. Categories, by each agent's
 own tool names (tests/support/wire.py's read-only rule for shell commands):
   exploration  Hermes's read_file, search_files; OpenCode's read, grep, glob, list; OpenClaw's read, ls;
-               a shell command (Hermes's terminal, OpenCode's bash, OpenClaw's exec) that only reads
-  edit         edit, write, write_file, patch, apply_patch
+               Copilot CLI's view, grep, glob; a shell command (Hermes's terminal, OpenCode's bash, OpenClaw's
+               exec, Copilot CLI's bash) that only reads
+  edit         edit, write, write_file, patch, apply_patch, create
   shell        every other shell command
   rest         everything else: system prompt, tools, prompts, replies, tool_search, task, ...
 OpenClaw's `tool_call {id, args}` is judged as the tool it names (`id` may be a catalog id such as
@@ -30,6 +31,8 @@ TOOLS = {
                  "edit": "edit", "write": "edit", "patch": "edit", "apply_patch": "edit", "bash": "command"},
     "openclaw": {"read": "exploration", "ls": "exploration", "edit": "edit", "write": "edit",
                  "apply_patch": "edit", "exec": "command"},
+    "copilot": {"view": "exploration", "grep": "exploration", "glob": "exploration", "edit": "edit",
+                "create": "edit", "bash": "command"},
 }
 
 

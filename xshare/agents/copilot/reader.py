@@ -17,8 +17,8 @@ Usage. One API call = one `session.usage_record` line (`data.usage`: inputTokens
 cacheReadTokens, cacheWriteTokens, model, apiCallId), written just before the `assistant.message` it
 produced. `inputTokens` is the whole prompt billed (the cache reads and writes are part of it, as the
 provider's `prompt_tokens` is): input (uncached) = inputTokens - cacheRead - cacheWrite; a cache write is
-counted as a 5-minute one (no duration is recorded). `apiCallId` is
-the provider's response id, which may repeat across runs, so every record is a call. `session.shutdown`
+counted as a 5-minute one (no duration is recorded). `apiCallId` is the provider's response id, which may
+repeat across runs, so every record is a call. `session.shutdown`
 holds the session's per-model totals (`modelMetrics`: requests, usage), cumulative over resumes: a
 session-level bill, compared with the records' sum; more requests there than records is said on stderr.
 
