@@ -23,7 +23,7 @@ class Events:
                            "parentId": None})
 
     def call(self, prompt: int, cached: int, output: int, number: int, parent: str | None = None) -> None:
-        usage = {"model": "gpt-orchard", "inputTokens": prompt, "outputTokens": output, "cacheReadTokens": cached,
+        usage = {"model": "gpt-4.1", "inputTokens": prompt, "outputTokens": output, "cacheReadTokens": cached,
                  "cacheWriteTokens": 0, "apiCallId": f"chatcmpl-{number}", "initiator": "agent"}
         if parent:
             usage["parentToolCallId"] = parent
@@ -32,7 +32,7 @@ class Events:
     def asks(self, call_id: str, name: str, parent: str | None = None, text: str = "", **arguments: object) -> None:
         requests = [{"toolCallId": call_id, "name": name, "arguments": arguments, "type": "function"}] if name else []
         extra = {"parentToolCallId": parent} if parent else {}
-        self.add("assistant.message", messageId=f"m-{call_id}", model="gpt-orchard", content=text,
+        self.add("assistant.message", messageId=f"m-{call_id}", model="gpt-4.1", content=text,
                  toolRequests=requests, **extra)
         if name:
             self.add("tool.execution_start", toolCallId=call_id, toolName=name, arguments=arguments)
@@ -53,7 +53,7 @@ def copilot_session(home: Path, resumed: bool = True) -> tuple[Path, dict]:
     `resumed`) a resume's call; its totals at each shutdown. Returns the file and what it billed."""
     events = Events()
     events.add("session.start", sessionId=SESSION, version=1, producer="copilot-agent", copilotVersion="1.0.102",
-               startTime="2026-11-30T09:00:00.000Z", selectedModel="gpt-orchard", context={"cwd": CWD})
+               startTime="2026-11-30T09:00:00.000Z", selectedModel="gpt-4.1", context={"cwd": CWD})
     events.add("user.message", content="tidy the planting notes",
                transformedContent="<current_datetime>2026-11-30</current_datetime>\n\ntidy the planting notes")
     events.add("system.message", role="system", content="You are a made-up assistant. " * 200)
@@ -98,4 +98,4 @@ def _shutdown(events: Events, calls: list[tuple[int, int, int]]) -> None:
     usage = {"inputTokens": sum(c[0] for c in calls), "outputTokens": sum(c[2] for c in calls),
              "cacheReadTokens": sum(c[1] for c in calls), "cacheWriteTokens": 0}
     events.add("session.shutdown", shutdownType="routine",
-               modelMetrics={"gpt-orchard": {"requests": {"count": len(calls), "cost": 0}, "usage": usage}})
+               modelMetrics={"gpt-4.1": {"requests": {"count": len(calls), "cost": 0}, "usage": usage}})

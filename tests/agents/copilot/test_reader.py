@@ -29,7 +29,7 @@ def test_usage_records_are_the_calls_and_cache_reads_are_inside_the_prompt(tmp_p
     assert copilot.discover([tmp_path / ".copilot"]) == [path]
     row, problems = _read(path)
     assert not problems
-    assert row["id"] == SESSION and row["agent"] == "copilot" and row["model"] == "gpt-orchard"
+    assert row["id"] == SESSION and row["agent"] == "copilot" and row["model"] == "gpt-4.1"
     assert row["api_calls"] == want["calls"] == 9 and row["prompt_tokens_billed"] == want["prompt"]
     assert row["usage"]["cache_read"] == want["cache_read"] and row["usage"]["output"] == want["output"]
     assert row["usage"]["input"] == want["prompt"] - want["cache_read"]
@@ -70,7 +70,7 @@ def test_totals_without_usage_records_are_unknown_not_zero(tmp_path: Path):
     events = Events()
     events.add("session.start", sessionId=SESSION, copilotVersion="0.0.400", context={"cwd": CWD})
     events.add("user.message", content="hello")
-    events.add("session.shutdown", modelMetrics={"gpt-orchard": {"requests": {"count": 3},
+    events.add("session.shutdown", modelMetrics={"gpt-4.1": {"requests": {"count": 3},
                                                                  "usage": {"inputTokens": 900, "outputTokens": 9}}})
     row, _ = _read(events.write(tmp_path))
     assert row["api_calls"] == 0 and row["usage_unknown"] == copilot.TOTALS_ONLY
