@@ -5,9 +5,11 @@ itself (tests/support/chat_wire.py).
 
 Scenarios, in print mode (`copilot -p --allow-all-tools`): reading (view), searching (grep, glob), read-only
 shell commands and an edit; a `task` subagent that reads (its calls in the parent's events file); a
-`--resume=<id>` turn appended to the first session. Each compares xshare's calls, billed prompt, cache reads and
-output with the server's log, and the exploration share with what the requests carried. Every request the
-server answered is in the events file (no title or router request), so no unrecorded call is named. Needs
+`--resume=<id>` turn appended to the first session; and a `--continue` turn through its Anthropic provider
+type (fake_anthropic.py), whose cache reads and writes it folds into `inputTokens`. Each compares xshare's
+calls, billed prompt, cache reads and output with the server's log, and the exploration share with what the
+requests carried. Every request the server answered is in the events file (no title or router request), so
+no unrecorded call is named. Needs
 $XSHARE_TEST_COPILOT (the `copilot` launcher .ci/run installs); skips without it.
 """
 
@@ -20,6 +22,7 @@ from pathlib import Path
 import pytest
 from chat_hosts import compare_with_the_wire, make_project, tool, wait_until, xshare_rows
 from chat_wire import ChatWire
+from fake_anthropic import FakeAnthropic
 from fake_openai import FakeOpenAI, Reply
 
 from xshare.agents.common import unseen
@@ -122,3 +125,27 @@ def test_a_resume_appends_to_the_same_session(tmp_path: Path) -> None:
         assert figures["calls"] == len(replies)
     finally:
         host.fake.stop()
+
+
+def test_the_anthropic_provider_folds_cache_reads_and_writes_into_the_prompt(tmp_path: Path) -> None:
+    host = Host(tmp_path, [])
+    host.fake.stop()
+    anthropic = FakeAnthropic(lifetime=600).start()
+    host.env.update(COPILOT_PROVIDER_TYPE="anthropic", COPILOT_PROVIDER_BASE_URL=anthropic.url,
+                    COPILOT_MODEL="claude-sonnet-4.5")
+    try:
+        host.run("Say hello.")
+        host.run("Once more.", "--continue")
+        assert wait_until(lambda: host.records() >= len(anthropic.requests) == 2)
+        rows, stderr = xshare_rows(host.env, host.tmp, "--copilot-home", str(host.copilot_home))
+        rows = [row for row in rows if row["agent"] == "copilot"]
+        assert len(rows) == 1 and "Copilot" not in stderr, stderr
+        usages = [request.usage for request in anthropic.requests]
+        assert rows[0]["api_calls"] == 2
+        assert rows[0]["prompt_tokens_billed"] == sum(usage["input_tokens"] + usage["cache_read_input_tokens"]
+                                                      + usage["cache_creation_input_tokens"] for usage in usages)
+        assert rows[0]["usage"]["cache_read"] == sum(usage["cache_read_input_tokens"] for usage in usages) > 0
+        assert rows[0]["usage"]["cache_write_5m"] == sum(usage["cache_creation_input_tokens"] for usage in usages)
+        assert rows[0]["usage"]["output"] == sum(usage["output_tokens"] for usage in usages)
+    finally:
+        anthropic.stop()
