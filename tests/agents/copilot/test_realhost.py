@@ -6,16 +6,19 @@ itself (tests/support/chat_wire.py).
 Scenarios, in print mode (`copilot -p --allow-all-tools`): reading (view), searching (grep, glob), read-only
 shell commands and an edit; a `task` subagent that reads (its calls in the parent's events file); a
 `--resume=<id>` turn appended to the first session; and a `--continue` turn through its Anthropic provider
-type (fake_anthropic.py), whose cache reads and writes it folds into `inputTokens`. Each compares xshare's
+type (fake_anthropic.py), whose cache reads and writes it folds into `inputTokens`; and the TUI (`copilot` in
+tmux, `COPILOT_ALLOW_ALL`: a prompt typed in, a read and a shell read, `/exit`). Each compares xshare's
 calls, billed prompt, cache reads and output with the server's log, and the exploration share with what the
 requests carried. Every request the server answered is in the events file (no title or router request), so
-no unrecorded call is named. Needs
-$XSHARE_TEST_COPILOT (the `copilot` launcher .ci/run installs); skips without it.
+no unrecorded call is named. Needs $XSHARE_TEST_COPILOT (the `copilot` launcher .ci/run installs); skips without
+it (the TUI test also without tmux).
 """
 
 from __future__ import annotations
 
 import os
+import shlex
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -149,3 +152,35 @@ def test_the_anthropic_provider_folds_cache_reads_and_writes_into_the_prompt(tmp
         assert rows[0]["usage"]["output"] == sum(usage["output_tokens"] for usage in usages)
     finally:
         anthropic.stop()
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="the TUI test needs tmux")
+def test_the_tui(tmp_path: Path) -> None:
+    replies = [tool("view", path=str(tmp_path / "project" / "notes.txt")),
+               tool("bash", command="head -3 src/lib.py", description="peek"), Reply(text="Three lines; helpers.")]
+    host = Host(tmp_path, replies)
+    name = f"xshare-copilot-{os.getpid()}-{tmp_path.name}"
+    env = {**host.env, "TERM": "xterm-256color", "COPILOT_ALLOW_ALL": "true"}
+    command = (f"cd {shlex.quote(str(host.project))} && env -i "
+               + " ".join(f"{key}={shlex.quote(value)}" for key, value in env.items()) + f" {shlex.quote(COPILOT)}")
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "45", command], check=True)
+    try:
+        screen = lambda: subprocess.run(["tmux", "capture-pane", "-p", "-t", name], capture_output=True,  # noqa: E731
+                                        text=True).stdout
+        assert wait_until(lambda: "/ commands" in screen(), timeout=90), screen()
+        subprocess.run(["tmux", "send-keys", "-t", name, "-l", "What is in notes.txt and src/lib.py?"], check=True)
+        assert wait_until(lambda: "notes.txt and src/lib.py?" in screen(), timeout=30), screen()
+        subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
+        assert wait_until(lambda: len(host.fake.billed("main")) == len(replies) == host.records(), timeout=120), (
+            screen(), host.fake.billed("main"))
+        subprocess.run(["tmux", "send-keys", "-t", name, "-l", "/exit"], check=True)
+        assert wait_until(lambda: "/exit" in screen(), timeout=30), screen()
+        subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
+        gone = lambda: subprocess.run(["tmux", "has-session", "-t", name], capture_output=True).returncode != 0  # noqa: E731
+        assert wait_until(gone, timeout=120), screen()
+        rows = host.settled_rows()
+        assert len(rows) == 1 and rows[0]["source"] == "interactive" and rows[0]["api_calls"] == len(replies)
+        compare_with_the_wire(rows, host.fake)
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+        host.fake.stop()

@@ -32,9 +32,10 @@ record without usage, is counted on stderr and left out; a session whose file ho
 usage records) is counted with no call and an unknown share (`usage_unknown`), never as zero.
 Checked against: GitHub Copilot CLI 1.0.102 (`@github/copilot` + `@github/copilot-linux-x64`) driven offline
 against a fake OpenAI-compatible server (`COPILOT_OFFLINE`, `COPILOT_PROVIDER_BASE_URL`: print mode, a
-resume, a `task` subagent) and a fake Anthropic one (`COPILOT_PROVIDER_TYPE=anthropic`: `inputTokens` is then
-input + cache_read + cache_creation, the same whole prompt); tests/agents/copilot/test_realhost.py. Not seen:
-usage through GitHub's own model routing (it needs a sign-in), a compaction, the OpenTelemetry file.
+resume, a `task` subagent; the TUI in tmux, which writes the same events) and a fake Anthropic one
+(`COPILOT_PROVIDER_TYPE=anthropic`: `inputTokens` is then input + cache_read + cache_creation, the same whole
+prompt); tests/agents/copilot/test_realhost.py. Not seen: usage through GitHub's own model routing (it needs
+a sign-in), a compaction, the OpenTelemetry file.
 """
 
 from __future__ import annotations
