@@ -16,9 +16,9 @@ class Events:
     def __init__(self) -> None:
         self.lines: list[dict] = []
 
-    def add(self, kind: str, **data: object) -> None:
+    def add(self, event: str, **data: object) -> None:
         second = len(self.lines)
-        self.lines.append({"type": kind, "data": data, "id": f"00000000-0000-4000-8000-{second:012d}",
+        self.lines.append({"type": event, "data": data, "id": f"00000000-0000-4000-8000-{second:012d}",
                            "timestamp": f"2026-11-30T09:{second // 60:02d}:{second % 60:02d}.000Z",
                            "parentId": None})
 
@@ -99,3 +99,32 @@ def _shutdown(events: Events, calls: list[tuple[int, int, int]]) -> None:
              "cacheReadTokens": sum(c[1] for c in calls), "cacheWriteTokens": 0}
     events.add("session.shutdown", shutdownType="routine",
                modelMetrics={"gpt-4.1": {"requests": {"count": len(calls), "cost": 0}, "usage": usage}})
+
+
+def compacted_session(home: Path) -> tuple[Path, dict]:
+    """A read, its answer, then `/compact`: the summary request's usage only in `session.compaction_complete`
+    (with the `model.*` events it writes), then a turn on the summary. Returns the file and what it billed."""
+    events = Events()
+    events.add("session.start", sessionId=SESSION, copilotVersion="1.0.102", context={"cwd": CWD})
+    events.add("user.message", content="read plots", transformedContent="read plots")
+    events.call(9000, 0, 12, 1)
+    events.asks("c1", "view", path=f"{CWD}/plots.md")
+    events.result("c1", "apple row 1\npear row 2\n" * 40)
+    events.call(9400, 4500, 5, 2)
+    events.asks("", "", text="Apples and pears.")
+    _shutdown(events, [(9000, 0, 12), (9400, 4500, 5)])
+    events.add("session.resume", eventCount=len(events.lines))
+    events.add("session.compaction_start", model="gpt-4.1", trigger="manual")
+    events.add("model.model_call_success", kind="model_call_success", modelCall={"api_id": "chatcmpl-3"})
+    events.add("model.messages_snapshot", kind="messages_snapshot", messages=[{"role": "user", "content": "x"}])
+    events.add("session.compaction_complete", success=True, outcome="applied",
+               summaryContent="<summary>Plots read.</summary>",
+               compactionTokensUsed={"requestCount": 1, "model": "gpt-4.1", "inputTokens": 9900, "outputTokens": 9,
+                                     "cacheReadTokens": 4700, "cacheWriteTokens": 0})
+    events.add("user.message", content="and now?", transformedContent="and now?")
+    events.call(9100, 4400, 4, 1)
+    events.asks("", "", text="Nothing else.")
+    _shutdown(events, [(9000, 0, 12), (9400, 4500, 5), (9100, 4400, 4)])  # the summary request is not in it
+    calls = [(9000, 0, 12), (9400, 4500, 5), (9900, 4700, 9), (9100, 4400, 4)]
+    return events.write(home), {"calls": len(calls), "prompt": sum(c[0] for c in calls),
+                                "cache_read": sum(c[1] for c in calls), "output": sum(c[2] for c in calls)}

@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 from agent_fixtures import Counted
-from copilot_fixtures import CWD, SESSION, Events, copilot_session
+from copilot_fixtures import CWD, SESSION, Events, compacted_session, copilot_session
 
 from xshare.agents.copilot import reader as copilot
 from xshare.agents.copilot.projects import project_names
@@ -103,3 +103,15 @@ def test_recognised_by_content_and_its_project_named(tmp_path: Path):
     other.write_text(json.dumps({"type": "session.start", "data": {"sessionId": "x"}}) + "\n")
     assert not recognises(other)
     assert project_names([path], [SESSION, "elsewhere"]) == {SESSION: "orchard"}
+
+
+def test_a_compaction_is_a_call_carrying_the_history_then_the_summary_alone(tmp_path: Path):
+    path, want = compacted_session(tmp_path)
+    ledgers: dict = {}
+    row, problems = _read(path, ledgers)
+    assert not problems  # the model.* events a compaction writes are known
+    assert row["api_calls"] == want["calls"] == 4 and row["prompt_tokens_billed"] == want["prompt"]
+    assert row["usage"]["cache_read"] == want["cache_read"] and row["usage"]["output"] == want["output"]
+    assert row["compactions"] == 1
+    explored = [entry["present"]["exploration"] for entry in ledgers[SESSION].call_log]
+    assert explored[0] == 0 < explored[1] == explored[2] and explored[3] == 0

@@ -6,7 +6,8 @@ itself (tests/support/chat_wire.py).
 Scenarios, in print mode (`copilot -p --allow-all-tools`): reading (view), searching (grep, glob), read-only
 shell commands and an edit; a `task` subagent that reads (its calls in the parent's events file); a
 `--resume=<id>` turn appended to the first session; and a `--continue` turn through its Anthropic provider
-type (fake_anthropic.py), whose cache reads and writes it folds into `inputTokens`; and the TUI (`copilot` in
+type (fake_anthropic.py), whose cache reads and writes it folds into `inputTokens`; `/compact` (`-p "/compact"
+--continue`), whose summary request only its compaction event records; and the TUI (`copilot` in
 tmux, `COPILOT_ALLOW_ALL`: a prompt typed in, a read and a shell read, `/exit`). Each compares xshare's
 calls, billed prompt, cache reads and output with the server's log, and the exploration share with what the
 requests carried. Every request the server answered is in the events file (no title or router request), so
@@ -126,6 +127,23 @@ def test_a_resume_appends_to_the_same_session(tmp_path: Path) -> None:
         assert [row["id"] for row in rows] == [first[0]["id"]]
         figures = compare_with_the_wire(rows, host.fake)
         assert figures["calls"] == len(replies)
+    finally:
+        host.fake.stop()
+
+
+def test_compact_is_a_call_only_its_compaction_event_records(tmp_path: Path) -> None:
+    replies = [tool("view", path=str(tmp_path / "project" / "notes.txt")), Reply(text="alpha, beta, gamma."),
+               Reply(text="<summary>The notes were read: three lines.</summary>")]
+    host = Host(tmp_path, replies)
+    try:
+        host.run("Read the notes.")
+        host.run("/compact", "--continue")
+        assert wait_until(lambda: len(host.fake.billed("main")) == len(replies))
+        rows, stderr = xshare_rows(host.env, host.tmp, "--copilot-home", str(host.copilot_home))
+        rows = [row for row in rows if row["agent"] == "copilot"]
+        assert len(rows) == 1 and rows[0]["compactions"] == 1 and "Copilot" not in stderr, stderr
+        figures = compare_with_the_wire(rows, host.fake)
+        assert figures["calls"] == len(replies) == host.records() + 1  # the summary request: no usage record
     finally:
         host.fake.stop()
 

@@ -11,7 +11,10 @@ the system prompt (overhead, as every agent's base prompt is). `assistant.messag
 thinking text; `tool.execution_complete` the result (`result.content`, what the model is sent; the
 `detailedContent` diff is shown to the person only). Events of the UI and of bookkeeping (turn starts and
 ends, `tool.execution_start`, `subagent.*`, `session.model_change`, hooks, permissions ...) say nothing
-sent. `session.compaction_complete` replaces the history by its `summaryContent`.
+sent, nor do the `model.*` events a compaction writes (its request, response and a snapshot of the messages).
+`session.compaction_complete` (`/compact`, or automatic) holds the summary request's usage
+(`compactionTokensUsed`, the usage record's shape): that request carried the history and is one call, which
+neither a usage record nor the shutdown totals count; then the history is its `summaryContent`.
 
 Usage. One API call = one `session.usage_record` line (`data.usage`: inputTokens, outputTokens,
 cacheReadTokens, cacheWriteTokens, model, apiCallId), written just before the `assistant.message` it
@@ -34,8 +37,8 @@ Checked against: GitHub Copilot CLI 1.0.102 (`@github/copilot` + `@github/copilo
 against a fake OpenAI-compatible server (`COPILOT_OFFLINE`, `COPILOT_PROVIDER_BASE_URL`: print mode, a
 resume, a `task` subagent; the TUI in tmux, which writes the same events) and a fake Anthropic one
 (`COPILOT_PROVIDER_TYPE=anthropic`: `inputTokens` is then input + cache_read + cache_creation, the same whole
-prompt); tests/agents/copilot/test_realhost.py. Not seen: usage through GitHub's own model routing (it needs
-a sign-in), a compaction, the OpenTelemetry file.
+prompt); tests/agents/copilot/test_realhost.py; `/compact` in print mode. Not seen: usage through GitHub's own
+model routing (it needs a sign-in), an automatic compaction.
 """
 
 from __future__ import annotations
@@ -61,10 +64,11 @@ TOTALS_ONLY = "Copilot CLI recorded this session's usage as session totals only,
 # the event families of 1.0.102's schema that say nothing sent to the model (UI, bookkeeping, telemetry)
 SILENT_PREFIXES = ("assistant.", "tool.", "subagent.", "session.", "hook.", "permission.", "skill.", "mcp",
                    "elicitation.", "user_input.", "workflow", "command", "external_tool.", "sampling.",
-                   "exit_plan_mode.", "auto_mode_switch.", "system.", "user.", "abort", "model.call",
+                   "exit_plan_mode.", "auto_mode_switch.", "system.", "user.", "abort", "model.",
                    "shell_", "capabilities.", "pending_messages.", "session_limits_exhausted.", "human_response.",
                    "tool_search.", "ui.", "sandbox.", "agent", "prompt_cache_break", "instruction_discovered",
                    "new_inbox_message")
+AGGREGATED = "Copilot CLI compactions whose usage sums several requests (counted as one call)"
 FEWER_RECORDS = "Copilot CLI sessions whose totals hold more requests than their usage records (not counted)"
 
 
@@ -173,6 +177,10 @@ class _Session:
             return
         self.records += 1
         self._thread(usage.get("parentToolCallId"))
+        self._bill(usage, stamp)
+
+    def _bill(self, usage: dict, stamp: str | None) -> None:
+        """One call of a usage record's (or a compaction's) shape: inputTokens the whole prompt."""
         if isinstance(usage.get("model"), str):
             self.replay.model = usage["model"]
         counts = self.replay.usage((usage.get("inputTokens"), usage.get("cacheReadTokens", 0),
@@ -186,10 +194,17 @@ class _Session:
         self.replay.call(prompt, {"input": prompt - cache_read - cache_write, "cache_read": cache_read,
                                   "cache_write_5m": cache_write, "output": output}, stamp)
 
-    def _compacted(self, data: dict, _stamp: str | None) -> None:
-        if data.get("success") is False:
+    def _compacted(self, data: dict, stamp: str | None) -> None:
+        """The summary request carried the history; no usage record holds it, only this event (and no
+        shutdown total counts it): a call, then the history is the summary."""
+        if data.get("success") is False or data.get("outcome") not in (None, "applied"):
             return
         self._thread(None)
+        used = data.get("compactionTokensUsed")
+        if isinstance(used, dict):
+            if number(used.get("requestCount")) > 1:
+                self.problems[AGGREGATED] += 1
+            self._bill(used, stamp)
         summary = data.get("summaryContent")
         self.replay.compact(summary if isinstance(summary, str) else "")
 
