@@ -47,7 +47,7 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in ("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XSHARE_VOCAB", "NO_COLOR", "HERMES_HOME",
                  "HERMES_SESSION_ID", "CLAUDE_PLUGIN_DATA", "CLAUDE_PLUGIN_ROOT", "XSHARE_PLUGIN_ENV",
                  "CODEX_HOME", "GEMINI_CLI_HOME", "XDG_DATA_HOME", "OPENCLAW_STATE_DIR", "OPENCLAW_HOME",
-                 "QWEN_HOME", "PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR"):
+                 "COPILOT_HOME", "QWEN_HOME", "PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR"):
         monkeypatch.delenv(name, raising=False)
     return home  # the tokenizer is the vocabulary packaged with xshare, as on a user's machine
 

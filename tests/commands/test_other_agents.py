@@ -97,7 +97,8 @@ def test_classify_why_for_agent_tool_calls(monkeypatch: pytest.MonkeyPatch, caps
     assert "the command: nl -ba a.py | sed -n 1,9p" in lines[0][1]
     assert "cargo build" in lines[1][1] and "'cargo'" in lines[1][1]
     tabled = [adapter.agent for adapter in REGISTRY if adapter.tools is not None]  # the agents with tool tables
-    assert "line 5" in err and f"\"agent\": {', '.join(tabled[:-1])} or {tabled[-1]}" in err, err
+    assert tabled[:4] == ["codex", "gemini", "opencode", "openclaw"]
+    assert "line 5" in err and f"\"agent\": {', '.join(tabled[:-1])} or {tabled[-1]}" in err
 
 
 def test_session_and_html_for_each_agent(isolated_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture):

@@ -7,9 +7,10 @@ share of the bill is known exactly. A request is its tools array (compact JSON),
 tool call as `name arguments` (the arguments as sent) and each tool result. Categories, by each agent's
 own tool names (tests/support/wire.py's read-only rule for shell commands; Qwen Code's run_shell_command too):
   exploration  Hermes's read_file, search_files; OpenCode's read, grep, glob, list; OpenClaw's read, ls; pi's
-               read, grep, find, ls; Qwen Code's read_file, grep_search, glob, list_directory; a shell command
-               (Hermes's terminal, OpenCode's bash, OpenClaw's exec, pi's bash) that only reads
-  edit         edit, write, write_file, patch, apply_patch
+               read, grep, find, ls; Qwen Code's read_file, grep_search, glob, list_directory; Copilot CLI's view,
+               grep, glob; a shell command (Hermes's terminal, OpenCode's bash, OpenClaw's exec, pi's and Copilot
+               CLI's bash) that only reads
+  edit         edit, write, write_file, patch, apply_patch, create
   shell        every other shell command
   rest         everything else: system prompt, tools, prompts, replies, tool_search, task, ...
 OpenClaw's `tool_call {id, args}` is judged as the tool it names (`id` may be a catalog id such as
@@ -32,6 +33,8 @@ TOOLS = {
                  "edit": "edit", "write": "edit", "patch": "edit", "apply_patch": "edit", "bash": "command"},
     "openclaw": {"read": "exploration", "ls": "exploration", "edit": "edit", "write": "edit",
                  "apply_patch": "edit", "exec": "command"},
+    "copilot": {"view": "exploration", "grep": "exploration", "glob": "exploration", "edit": "edit",
+                "create": "edit", "bash": "command"},
     "qwen": {"read_file": "exploration", "grep_search": "exploration", "glob": "exploration",
              "list_directory": "exploration", "edit": "edit", "write_file": "edit", "run_shell_command": "command"},
     "pi": {"read": "exploration", "grep": "exploration", "find": "exploration", "ls": "exploration",

@@ -47,6 +47,9 @@ AGENTS: tuple[AgentLine, ...] = (
     AgentLine("openclaw", "OpenClaw", "--openclaw-home", "PATH",
               "an OpenClaw state folder, read-only (repeatable); default: $OPENCLAW_STATE_DIR, else "
               "$OPENCLAW_HOME/.openclaw, else ~/.openclaw", "xshare.agents.openclaw.adapter"),
+    AgentLine("copilot", "GitHub Copilot CLI", "--copilot-home", "PATH",
+              "a GitHub Copilot CLI home (the .copilot folder), read-only (repeatable); default: $COPILOT_HOME, "
+              "else ~/.copilot", "xshare.agents.copilot.adapter"),
     AgentLine("qwen", "Qwen Code", "--qwen-home", "PATH",
               "a Qwen Code home (the .qwen folder), read-only (repeatable); default: $QWEN_HOME, else ~/.qwen",
               "xshare.agents.qwen.adapter"),

@@ -1,0 +1,14 @@
+"""GitHub Copilot CLI as every command sees it (agents/protocol.py): its reader (reader.py) behind the common
+adapter."""
+
+from __future__ import annotations
+
+from xshare.agents.common.file_agent import FileAgent
+from xshare.agents.copilot import reader
+from xshare.agents.copilot.projects import project_names
+from xshare.agents.copilot.recognise import recognises
+from xshare.agents.copilot.tools import TOOLS
+from xshare.agents.protocol import Adapter
+
+ADAPTER = FileAgent(reader, recognises, TOOLS, project_names)
+_CHECKED: Adapter = ADAPTER  # mypy holds it to the protocol (the registry checks only names)
