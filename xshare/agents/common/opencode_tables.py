@@ -4,8 +4,8 @@ What the fields mean, and which versions were checked, is in each agent's reader
 agents/kilo/); a fork differs only in its name, its tools and the key its title request is named by.
 
 One API call = one `step-finish` part; prompt billed = tokens.input + cache.read + cache.write (OpenCode's
-`input` excludes both), output = output + reasoning. A part type or role not known is counted, never read
-as zero.
+`input` excludes both), output = output + reasoning. A part type or role not known, and a row whose data is not
+a JSON object, is counted, never read as zero.
 """
 
 from __future__ import annotations
@@ -46,6 +46,10 @@ class Fork:
     @property
     def unknown_role(self) -> str:
         return f"{self.name} messages with a role this xshare does not know (skipped)"
+
+    @property
+    def not_json(self) -> str:
+        return f"{self.name} messages or parts whose data is not a JSON object (skipped)"
 
 
 class _Session:
@@ -141,11 +145,15 @@ def _read(connection: sqlite3.Connection, fork: Fork, counter: TokenCounter, pro
             parsed = parse_json(data)
             if isinstance(parsed, dict):
                 messages[session_id].append((message_id, parsed))
+            else:
+                problems[fork.not_json] += 1
         parts: dict[str, list[dict]] = defaultdict(list)
         for message_id, data in connection.execute("SELECT message_id, data FROM part ORDER BY message_id, id"):
             parsed = parse_json(data)
             if isinstance(parsed, dict):
                 parts[message_id].append(parsed)
+            else:
+                problems[fork.not_json] += 1
     finally:
         with contextlib.suppress(sqlite3.Error):
             connection.execute("COMMIT")
