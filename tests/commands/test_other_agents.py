@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 from agent_fixtures import codex_session, gemini_json, openclaw_session, opencode_db
+from kilo_fixtures import kilo_db
 
 from xshare.agents.common.file_rows import cache_path
+from xshare.agents.table import names_listed
 from xshare.cli import main
 
-HEADER = ("Codex CLI", "Gemini CLI", "OpenCode", "OpenClaw")
+HEADER = ("Codex CLI", "Gemini CLI", "OpenCode", "OpenClaw", "Kilo CLI")
 
 
 def run(capsys: pytest.CaptureFixture, *arguments: str) -> tuple[int, str, str]:
@@ -29,6 +31,7 @@ def _all_homes(home: Path) -> None:
     gemini_json(home / ".gemini")
     opencode_db(home / ".local" / "share" / "opencode" / "opencode.db")
     openclaw_session(home / ".openclaw")
+    kilo_db(home / ".local" / "share" / "kilo" / "kilo.db")
 
 
 def test_defaults_found_without_flags(isolated_home: Path, capsys: pytest.CaptureFixture):
@@ -37,10 +40,10 @@ def test_defaults_found_without_flags(isolated_home: Path, capsys: pytest.Captur
     report = json.loads(out)
     assert code == 0 and {name: report["sources"][name] for name in HEADER} == dict.fromkeys(HEADER, "read")
     assert {"codex/interactive", "gemini/interactive", "opencode/interactive", "opencode/subagent",
-            "openclaw/interactive"} <= set(report["groups"])
+            "openclaw/interactive", "kilo/interactive"} <= set(report["groups"])
     code, out, _ = run(capsys, "report", "--all")
-    assert "Codex CLI: read; Gemini CLI: read; OpenCode: read; OpenClaw: read." in out
-    for private in ("sed -n", "src/app.py", "0190aaaa", "ses_b001", "cli.js", str(isolated_home)):
+    assert "Codex CLI: read; Gemini CLI: read; OpenCode: read; OpenClaw: read; Kilo CLI: read" in out
+    for private in ("sed -n", "src/app.py", "0190aaaa", "ses_b001", "ses_k001", "cli.js", str(isolated_home)):
         assert private not in out  # aggregates only
 
 
@@ -60,7 +63,7 @@ def test_rows_file_holds_every_agent(isolated_home: Path, tmp_path: Path, capsys
     rows_file = tmp_path / "rows.jsonl"
     assert run(capsys, "report", "--all", "--rows", str(rows_file))[0] == 0
     rows = [json.loads(line) for line in rows_file.read_text().splitlines()]
-    assert sorted({row["agent"] for row in rows}) == ["codex", "gemini", "openclaw", "opencode"]
+    assert sorted({row["agent"] for row in rows}) == ["codex", "gemini", "kilo", "openclaw", "opencode"]
     assert all(row["api_calls"] > 0 for row in rows)
 
 
@@ -90,29 +93,31 @@ def test_classify_why_for_agent_tool_calls(monkeypatch: pytest.MonkeyPatch, caps
     assert code == 0 and [line[0] for line in lines] == ["exploration", "shell", "edit", "exploration", "invalid"]
     assert "the command: nl -ba a.py | sed -n 1,9p" in lines[0][1]
     assert "cargo build" in lines[1][1] and "'cargo'" in lines[1][1]
-    assert "line 5" in err and "\"agent\": codex, gemini, opencode or openclaw" in err  # the agents with tool tables
+    assert "line 5" in err and "\"agent\": codex, gemini, opencode, openclaw" in err  # the agents with tool tables
+    assert "kilo" in err
 
 
 def test_session_and_html_for_each_agent(isolated_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture):
     _all_homes(isolated_home)
     for session_id, agent in (("0190aaaa-1111-7000-8000-000000000001", "codex"),
                               ("3c2a1b0d-aaaa-4bbb-8ccc-000000000001", "gemini"), ("ses_b002", "opencode"),
-                              ("6a5b4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2d", "openclaw")):
+                              ("6a5b4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2d", "openclaw"), ("ses_k001", "kilo")):
         code, out, _ = run(capsys, "session", session_id, "--json")
         assert code == 0 and json.loads(out)["agent"] == agent
         page = tmp_path / f"{agent}.html"
         code, out, _ = run(capsys, "html", session_id, "-o", str(page))
         assert code == 0 and out.strip() == str(page)
         text = page.read_text()
-        shown = {"codex": "Codex CLI", "gemini": "Gemini CLI", "opencode": "OpenCode", "openclaw": "OpenClaw"}[agent]
+        shown = {"codex": "Codex CLI", "gemini": "Gemini CLI", "opencode": "OpenCode", "openclaw": "OpenClaw",
+                 "kilo": "Kilo CLI"}[agent]
         assert f"{shown} · " in text and "Call 1: billed" in text  # its name, as the report says it
     code, _, err = run(capsys, "html", "no-such-session")
-    assert code == 2 and "no session of Claude Code, Hermes, Codex CLI, Gemini CLI, OpenCode or OpenClaw matches" in err
+    assert code == 2 and f"no session of {names_listed('or')} matches" in err
 
 
 def test_demo_reads_no_other_agent(isolated_home: Path, capsys: pytest.CaptureFixture):
     _all_homes(isolated_home)
     code, out, _ = run(capsys, "report", "--demo", "--json")
     report = json.loads(out)
-    assert code == 0 and not any(group["agent"] in ("codex", "gemini", "opencode", "openclaw")
+    assert code == 0 and not any(group["agent"] in ("codex", "gemini", "opencode", "openclaw", "kilo")
                                  for group in report["groups"].values())

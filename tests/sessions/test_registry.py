@@ -1,6 +1,6 @@
-"""The one registry: six adapters with the whole protocol, and every agent's session found by the path of its
-file (told by its content, not its name), by id prefix, refused when a prefix is ambiguous, and listed by
-`html --index`."""
+"""The one registry: an adapter for each line of the agents' table, with the whole protocol, and every agent's
+session found by the path of its file (told by its content, not its name), by id prefix, refused when a prefix
+is ambiguous, and listed by `html --index`."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from agent_fixtures import codex_session, gemini_json, openclaw_session, opencode_db
 from claude_2_1_fixtures import ORPHAN_SESSION, orphan_subagents
 from hermes_fixtures import HermesDb
+from kilo_fixtures import kilo_db
 
 from xshare.agents.claude_code.adapter import ClaudeCode
 from xshare.agents.claude_code.files import discover
@@ -55,12 +56,13 @@ def every_agent(home: Path, tmp_path: Path) -> dict[str, Path]:
         "gemini": gemini_json(home / ".gemini")[0],
         "opencode": opencode_db(home / ".local" / "share" / "opencode" / "opencode.db")[0],
         "openclaw": openclaw_session(home / ".openclaw")[0],
+        "kilo": kilo_db(home / ".local" / "share" / "kilo" / "kilo.db")[0],
     }
 
 
-def test_the_registry_holds_six_adapters_with_the_whole_protocol():
+def test_the_registry_holds_every_adapter_with_the_whole_protocol():
     assert [adapter.agent for adapter in REGISTRY] == ["claude-code", "hermes", "codex", "gemini", "opencode",
-                                                        "openclaw"]
+                                                        "openclaw", "kilo"]
     assert all(isinstance(adapter, Adapter) for adapter in REGISTRY)
     with pytest.raises(ValueError, match="share an agent"):
         check((*REGISTRY, ClaudeCode()))

@@ -47,6 +47,9 @@ AGENTS: tuple[AgentLine, ...] = (
     AgentLine("openclaw", "OpenClaw", "--openclaw-home", "PATH",
               "an OpenClaw state folder, read-only (repeatable); default: $OPENCLAW_STATE_DIR, else "
               "$OPENCLAW_HOME/.openclaw, else ~/.openclaw", "xshare.agents.openclaw.adapter"),
+    AgentLine("kilo", "Kilo CLI", "--kilo-db", "PATH",
+              "a Kilo CLI kilo.db, or its data folder, read-only (repeatable); default: $XDG_DATA_HOME/kilo, "
+              "else ~/.local/share/kilo", "xshare.agents.kilo.adapter"),
 )
 
 

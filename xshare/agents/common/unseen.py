@@ -24,6 +24,8 @@ WHAT = {
     # OpenCode 1.18 names a new top-level session with one request without tools (SessionPrompt.ensureTitle);
     # neither its steps nor the session's totals record it (agents/opencode/reader.py)
     "opencode_title": "title request{s} OpenCode makes to name a new session (about 600 prompt tokens each)",
+    # Kilo CLI 7.7, OpenCode's fork, does the same (agents/kilo/reader.py)
+    "kilo_title": "title request{s} Kilo CLI makes to name a new session",
 }
 
 
