@@ -1,7 +1,7 @@
 """OpenCode's database, read for OpenCode and for its forks that keep the same tables (Kilo CLI): the
 `session`, `message` and `part` tables of one SQLite file, each message and part a JSON `data` column.
 What the fields mean, and which versions were checked, is in each agent's reader.py (agents/opencode/,
-agents/kilo/); a fork differs only in its name, its tools and the key its title request is named by.
+agents/kilo/); a fork differs only in its name, its tools and how its title request is named.
 
 One API call = one `step-finish` part; prompt billed = tokens.input + cache.read + cache.write (OpenCode's
 `input` excludes both), output = output + reasoning. A part type or role not known, and a row whose data is not
@@ -38,6 +38,9 @@ class Fork:
     name: str  # "OpenCode", in its problems' words
     tools: ToolTable
     title: str  # the unseen_calls key of its title request (agents/common/unseen.py)
+    # True where a default title does not prove there was no title request (Kilo CLI's `run` exits before
+    # storing the title it was sent): every top-level session then names up to one
+    title_may_be_lost: bool = False
 
     @property
     def unknown_part(self) -> str:
@@ -169,7 +172,8 @@ def _read(connection: sqlite3.Connection, fork: Fork, counter: TokenCounter, pro
             session.replay.ledger.first_seen = started  # the session's own start places it in a window
         row = session.replay.row(str(session_id), "subagent" if parent else "interactive",
                                  str(parent) if parent else None)
-        if not parent and isinstance(named, str) and named and not DEFAULT_TITLE.match(named):
+        titled = isinstance(named, str) and bool(named) and not DEFAULT_TITLE.match(named)
+        if not parent and (titled or fork.title_may_be_lost):
             row[unseen.FIELD] = {fork.title: 1}  # its own title request gave it this title
         if ledgers is not None:
             ledgers[row["id"]] = session.replay.ledger
