@@ -1,12 +1,13 @@
-"""The Hermes, OpenCode and OpenClaw wire check's instrument: what one Chat Completions request carried,
-counted with o200k_base, judged from the request alone (independently of xshare's readers).
+"""The Hermes, OpenCode, OpenClaw and Kilo CLI wire check's instrument: what one Chat Completions request
+carried, counted with o200k_base, judged from the request alone (independently of xshare's readers).
 
 The fake server (tests/support/fake_openai.py, `wire=`) bills every request exactly this count, so a category's
 share of the bill is known exactly. A request is its tools array (compact JSON), each message's text, each
 tool call as `name arguments` (the arguments as sent) and each tool result. Categories, by each agent's
 own tool names (tests/support/wire.py's read-only rule for shell commands):
-  exploration  Hermes's read_file, search_files; OpenCode's read, grep, glob, list; OpenClaw's read, ls;
-               a shell command (Hermes's terminal, OpenCode's bash, OpenClaw's exec) that only reads
+  exploration  Hermes's read_file, search_files; OpenCode's and Kilo CLI's read, grep, glob, list; OpenClaw's
+               read, ls; a shell command (Hermes's terminal, OpenCode's and Kilo's bash, OpenClaw's exec) that
+               only reads
   edit         edit, write, write_file, patch, apply_patch
   shell        every other shell command
   rest         everything else: system prompt, tools, prompts, replies, tool_search, task, ...
@@ -30,6 +31,8 @@ TOOLS = {
                  "edit": "edit", "write": "edit", "patch": "edit", "apply_patch": "edit", "bash": "command"},
     "openclaw": {"read": "exploration", "ls": "exploration", "edit": "edit", "write": "edit",
                  "apply_patch": "edit", "exec": "command"},
+    "kilo": {"read": "exploration", "grep": "exploration", "glob": "exploration", "list": "exploration",
+             "edit": "edit", "write": "edit", "bash": "command"},
 }
 
 
