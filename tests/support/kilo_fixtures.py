@@ -40,7 +40,7 @@ def kilo_tool(call_id: str, tool: str, arguments: dict, output: str) -> dict:
 
 def _assistant(created: int) -> dict:
     return {"role": "assistant", "mode": "code", "agent": "code", "path": {"cwd": "/w/shop", "root": "/"},
-            "cost": 0, "modelID": "glm-5", "providerID": "zai", "time": {"created": created}, "finish": "stop"}
+            "cost": 0, "modelID": "glm-4.5", "providerID": "zai", "time": {"created": created}, "finish": "stop"}
 
 
 def kilo_db(path: Path, title: str = "Tidy the checkout module", child: bool = False) -> tuple[Path, dict]:
@@ -54,7 +54,7 @@ def kilo_db(path: Path, title: str = "Tidy the checkout module", child: bool = F
     sessions = [("ses_k001", None, title, 1782896400000, 1782896460000)]
     messages = [
         ("msg_k001", "ses_k001", {"role": "user", "time": {"created": 1782896400500}, "agent": "code",
-                                  "model": {"providerID": "zai", "modelID": "glm-5"}},
+                                  "model": {"providerID": "zai", "modelID": "glm-4.5"}},
          [{"type": "text", "text": "Tidy checkout.py"}]),
         ("msg_k002", "ses_k001", _assistant(1782896401000),
          [{"type": "step-start"},

@@ -36,7 +36,7 @@ def test_steps_are_calls_and_cache_reads_are_outside_input(tmp_path: Path):
         assert (row["api_calls"], row["prompt_tokens_billed"], row["usage"]["cache_read"]) == \
             (expected["calls"], expected["prompt"], expected["cache_read"])
     main_row, child = rows["ses_k001"], rows["ses_k002"]
-    assert (main_row["agent"], main_row["source"], main_row["model"]) == ("kilo", "interactive", "glm-5")
+    assert (main_row["agent"], main_row["source"], main_row["model"]) == ("kilo", "interactive", "glm-4.5")
     assert main_row["usage"]["output"] == 10 + 12 + 20 + 3
     assert child["source"] == "subagent" and child["parent"] == "ses_k001"
     log = ledgers["ses_k001"].call_log
