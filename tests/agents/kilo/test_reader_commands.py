@@ -51,6 +51,8 @@ def test_sessions_session_and_html(data: tuple[Path, dict], tmp_path: Path, caps
     listed = {row["id"]: row for row in json.loads(out)["sessions"]}
     assert code == 0 and set(listed) == set(want)
     assert listed["ses_k001"]["api_calls"] == want["ses_k001"]["calls"]
+    code, out, _ = run(capsys, "sessions", "--all", "--kilo-db", str(path))
+    assert code == 0 and "ses_k001" in out and "shop" in out.splitlines()[2]  # its project folder's name
     by_id = json.loads(run(capsys, "session", "ses_k001", "--json", "--kilo-db", str(path))[1])
     assert by_id["prompt_tokens_billed"] == want["ses_k001"]["prompt"]
     code, out, _ = run(capsys, "session", "ses_k001", "--kilo-db", str(path))
