@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from xshare.agents.claude_code import many as claude_code
+from xshare.agents.table import names_listed
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
 
@@ -115,7 +116,7 @@ def test_session_by_path_and_by_id(capsys, demo_root: Path):
     code, text, _ = run(capsys, "session", str(path))
     assert code == 0 and "Exploration:" in text and f"API calls: {row['api_calls']:,}" in text
     code, _, err = run(capsys, "session", "no-such-session", "--claude-root", str(demo_root))
-    assert code == 2 and "no session of Claude Code, Hermes, Codex CLI, Gemini CLI, OpenCode or OpenClaw matches" in err
+    assert code == 2 and f"no session of {names_listed('or')} matches" in err
 
 
 def test_collect_appends_new_sessions_and_replaces_grown_ones(capsys, tmp_path: Path, demo_root: Path):
@@ -247,6 +248,5 @@ def test_bare_xshare_names_every_agent_of_the_table_in_lines_under_100_columns(c
     """The description is built from agents/table.py: a seventh agent's line names it there too."""
     code, out, _ = run(capsys)
     description = out.split("\n\n")[0]
-    assert code == 0 and "Claude Code, Hermes, Codex CLI, Gemini CLI, OpenCode and OpenClaw" in " ".join(
-        description.split())
+    assert code == 0 and names_listed() in " ".join(description.split())
     assert max(len(line) for line in out.splitlines()) < 100

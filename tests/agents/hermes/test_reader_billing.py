@@ -14,6 +14,7 @@ from agent_fixtures import Counted
 from hermes_fixtures import HermesDb, call, read_result, terminal_result
 
 from xshare.agents.hermes.state_db import measure_hermes
+from xshare.agents.table import names_listed
 from xshare.cli import main
 
 MAIN = (3000, 6000, 1000, 50)  # input, cache_read, cache_write, output of the main loop
@@ -140,7 +141,7 @@ def test_session_command_finds_a_hermes_session_by_id(tmp_path: Path, capsys: py
     # an id nobody has: exit 2 and say where it looked; a missing database is a problem on stderr
     code, out, err = run(capsys, "session", "s9", "--estimate", "--hermes-db", str(tmp_path / "nowhere.db"))
     assert code == 2 and out == ""
-    assert "OpenCode or OpenClaw matches 's9'" in err and "nowhere.db not found" in err
+    assert f"{names_listed('or')} matches 's9'" in err and "nowhere.db not found" in err
 
 
 def test_the_page_says_what_the_unrecorded_calls_are(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
