@@ -19,6 +19,7 @@ from xshare.agents.claude_code.many import measure_one
 from xshare.agents.claude_code.pages import children_by_parent, most_recent
 from xshare.agents.claude_code.transcript import describe, discover
 from xshare.agents.common.counting import LazyCounter
+from xshare.agents.table import names_listed
 from xshare.commands import html as html_command
 from xshare.demo import TranscriptWriter, text, write_demo_corpus
 from xshare.html import analysis as html_analysis
@@ -488,7 +489,7 @@ def test_a_hermes_session_from_a_real_database_layout_gets_its_page(tmp_path: Pa
     assert_page_equals_row(page, row)  # the page and the report's row agree
     assert set(page.attr("p", "data-na")) == {"rebuilds", "compactions", "compaction-now"}
     assert main(["html", "no-such-session", "--hermes-db", str(database)]) == 2
-    assert "OpenCode or OpenClaw matches" in capsys.readouterr().err
+    assert f"{names_listed('or')} matches" in capsys.readouterr().err
 
 
 def test_index_pages_link_every_subagent_of_their_session(demo_root: Path):

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import xshare
+from xshare.agents.table import names_listed
 from xshare.arguments import MAX_DAYS
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
@@ -326,7 +327,7 @@ def test_html_of_a_hermes_session_in_a_locked_database_says_locked_promptly(caps
         holder.close()
     err = capsys.readouterr().err
     assert code == 2 and elapsed < 5
-    assert "locked" in err.splitlines()[-1] and "OpenCode or OpenClaw matches" not in err
+    assert "locked" in err.splitlines()[-1] and f"{names_listed('or')} matches" not in err
     assert f"Hermes database {database} is locked by another program; skipped: 1" in err
     assert main(["html", "s-cli", "--hermes-db", str(database), "-o", str(tmp_path / "s.html")]) == 0  # once free
 
