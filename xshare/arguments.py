@@ -288,7 +288,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     classify.add_argument("--why", action="store_true", help="name the stage and word that decided")
     classify.add_argument("--jsonl", action="store_true",
                           help='read {"tool": NAME, "input": {...}} lines on stdin, print one category each; '
-                               'add "agent": codex, gemini, opencode or openclaw for their tools')
+                               'add "agent": an agent\'s id as its rows say it ("codex", ...) for its own tools')
     _command(commands, "hook", "run by Claude Code after each tool batch (the plugin installs it)",
              "Claude Code's hook: reads the hook's JSON on stdin and updates the live figures of the session\n"
              "that the status line and /exploration-share show. You don't run it yourself.",

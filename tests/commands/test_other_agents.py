@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from agent_fixtures import codex_session, gemini_json, openclaw_session, opencode_db
+from kilo_fixtures import kilo_db
 from qwen_fixtures import SESSION as QWEN_ID
 from qwen_fixtures import session as qwen_session
 
@@ -18,7 +19,7 @@ from xshare.agents.table import names_listed
 from xshare.cli import main
 from xshare.sessions.registry import REGISTRY
 
-HEADER = ("Codex CLI", "Gemini CLI", "OpenCode", "OpenClaw", "Qwen Code")
+HEADER = ("Codex CLI", "Gemini CLI", "OpenCode", "OpenClaw", "Qwen Code", "Kilo CLI")
 
 
 def run(capsys: pytest.CaptureFixture, *arguments: str) -> tuple[int, str, str]:
@@ -34,6 +35,7 @@ def _all_homes(home: Path) -> None:
     opencode_db(home / ".local" / "share" / "opencode" / "opencode.db")
     openclaw_session(home / ".openclaw")
     qwen_session(home / ".qwen")
+    kilo_db(home / ".local" / "share" / "kilo" / "kilo.db")
 
 
 def test_defaults_found_without_flags(isolated_home: Path, capsys: pytest.CaptureFixture):
@@ -42,11 +44,11 @@ def test_defaults_found_without_flags(isolated_home: Path, capsys: pytest.Captur
     report = json.loads(out)
     assert code == 0 and {name: report["sources"][name] for name in HEADER} == dict.fromkeys(HEADER, "read")
     assert {"codex/interactive", "gemini/interactive", "opencode/interactive", "opencode/subagent",
-            "openclaw/interactive", "qwen/interactive"} <= set(report["groups"])
+            "openclaw/interactive", "qwen/interactive", "kilo/interactive"} <= set(report["groups"])
     code, out, _ = run(capsys, "report", "--all")
     header = out.splitlines()[1]  # every agent's state on it, an agent added later after these
     assert "Codex CLI: read; Gemini CLI: read; OpenCode: read; OpenClaw: read" in header, header
-    for private in ("sed -n", "src/app.py", "0190aaaa", "ses_b001", "cli.js", str(isolated_home)):
+    for private in ("sed -n", "src/app.py", "0190aaaa", "ses_b001", "ses_k001", "cli.js", str(isolated_home)):
         assert private not in out  # aggregates only
 
 
@@ -66,7 +68,7 @@ def test_rows_file_holds_every_agent(isolated_home: Path, tmp_path: Path, capsys
     rows_file = tmp_path / "rows.jsonl"
     assert run(capsys, "report", "--all", "--rows", str(rows_file))[0] == 0
     rows = [json.loads(line) for line in rows_file.read_text().splitlines()]
-    assert sorted({row["agent"] for row in rows}) == ["codex", "gemini", "openclaw", "opencode", "qwen"]
+    assert sorted({row["agent"] for row in rows}) == ["codex", "gemini", "kilo", "openclaw", "opencode", "qwen"]
     assert all(row["api_calls"] > 0 for row in rows)
 
 
@@ -105,7 +107,8 @@ def test_session_and_html_for_each_agent(isolated_home: Path, tmp_path: Path, ca
     _all_homes(isolated_home)
     for session_id, agent in (("0190aaaa-1111-7000-8000-000000000001", "codex"),
                               ("3c2a1b0d-aaaa-4bbb-8ccc-000000000001", "gemini"), ("ses_b002", "opencode"),
-                              ("6a5b4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2d", "openclaw"), (QWEN_ID, "qwen")):
+                              ("6a5b4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2d", "openclaw"), (QWEN_ID, "qwen"),
+                              ("ses_k001", "kilo")):
         code, out, _ = run(capsys, "session", session_id, "--json")
         assert code == 0 and json.loads(out)["agent"] == agent
         page = tmp_path / f"{agent}.html"
@@ -113,7 +116,7 @@ def test_session_and_html_for_each_agent(isolated_home: Path, tmp_path: Path, ca
         assert code == 0 and out.strip() == str(page)
         text = page.read_text()
         shown = {"codex": "Codex CLI", "gemini": "Gemini CLI", "opencode": "OpenCode", "openclaw": "OpenClaw",
-                 "qwen": "Qwen Code"}[agent]
+                 "qwen": "Qwen Code", "kilo": "Kilo CLI"}[agent]
         assert f"{shown} · " in text and "Call 1: billed" in text  # its name, as the report says it
     code, _, err = run(capsys, "html", "no-such-session")
     assert code == 2 and f"no session of {names_listed('or')} matches" in err
@@ -123,5 +126,5 @@ def test_demo_reads_no_other_agent(isolated_home: Path, capsys: pytest.CaptureFi
     _all_homes(isolated_home)
     code, out, _ = run(capsys, "report", "--demo", "--json")
     report = json.loads(out)
-    assert code == 0 and not any(group["agent"] in ("codex", "gemini", "opencode", "openclaw")
+    assert code == 0 and not any(group["agent"] != "claude-code"
                                  for group in report["groups"].values())

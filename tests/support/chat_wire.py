@@ -1,15 +1,15 @@
-"""The Hermes, OpenCode, OpenClaw, Qwen Code and pi wire check's instrument: what one Chat Completions request
-carried,
-counted with o200k_base, judged from the request alone (independently of xshare's readers).
+"""The Hermes, OpenCode, OpenClaw, Qwen Code, pi, Copilot CLI and Kilo CLI wire check's instrument: what one Chat
+Completions request carried, counted with o200k_base, judged from the request alone (independently of xshare's
+readers).
 
 The fake server (tests/support/fake_openai.py, `wire=`) bills every request exactly this count, so a category's
 share of the bill is known exactly. A request is its tools array (compact JSON), each message's text, each
 tool call as `name arguments` (the arguments as sent) and each tool result. Categories, by each agent's
 own tool names (tests/support/wire.py's read-only rule for shell commands; Qwen Code's run_shell_command too):
-  exploration  Hermes's read_file, search_files; OpenCode's read, grep, glob, list; OpenClaw's read, ls; pi's
-               read, grep, find, ls; Qwen Code's read_file, grep_search, glob, list_directory; Copilot CLI's view,
-               grep, glob; a shell command (Hermes's terminal, OpenCode's bash, OpenClaw's exec, pi's and Copilot
-               CLI's bash) that only reads
+  exploration  Hermes's read_file, search_files; OpenCode's and Kilo CLI's read, grep, glob, list; OpenClaw's
+               read, ls; pi's read, grep, find, ls; Qwen Code's read_file, grep_search, glob, list_directory;
+               Copilot CLI's view, grep, glob; a shell command (Hermes's terminal, OpenCode's and Kilo's bash,
+               OpenClaw's exec, pi's and Copilot CLI's bash) that only reads
   edit         edit, write, write_file, patch, apply_patch, create
   shell        every other shell command
   rest         everything else: system prompt, tools, prompts, replies, tool_search, task, ...
@@ -39,6 +39,8 @@ TOOLS = {
              "list_directory": "exploration", "edit": "edit", "write_file": "edit", "run_shell_command": "command"},
     "pi": {"read": "exploration", "grep": "exploration", "find": "exploration", "ls": "exploration",
            "edit": "edit", "write": "edit", "bash": "command"},
+    "kilo": {"read": "exploration", "grep": "exploration", "glob": "exploration", "list": "exploration",
+             "edit": "edit", "write": "edit", "bash": "command"},
 }
 
 

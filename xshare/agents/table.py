@@ -56,6 +56,9 @@ AGENTS: tuple[AgentLine, ...] = (
     AgentLine("pi", "pi", "--pi-home", "PATH",
               "a pi agent folder, or a sessions folder, read-only (repeatable); default: $PI_CODING_AGENT_DIR, else "
               "~/.pi/agent, plus $PI_CODING_AGENT_SESSION_DIR", "xshare.agents.pi.adapter"),
+    AgentLine("kilo", "Kilo CLI", "--kilo-db", "PATH",
+              "a Kilo CLI kilo.db, or its data folder, read-only (repeatable); default: $XDG_DATA_HOME/kilo, "
+              "else ~/.local/share/kilo", "xshare.agents.kilo.adapter"),
 )
 
 

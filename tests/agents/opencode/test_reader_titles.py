@@ -91,3 +91,16 @@ def test_a_read_done_again_counts_what_it_met_once(tmp_path: Path, monkeypatch: 
     assert reads == [False, True]  # read again, carefully
     assert problems == {opencode.UNKNOWN_PART: 1, opencode.UNKNOWN_ROLE: 1}
     assert rows["ses_b001"]["api_calls"] == want["ses_b001"]["calls"]
+
+
+def test_data_that_is_not_json_is_counted(tmp_path: Path):
+    path, want = opencode_db(tmp_path / "opencode.db")
+    connection = sqlite3.connect(path)
+    connection.execute("INSERT INTO message VALUES ('msg_z002', 'ses_b001', 0, 0, '{\"role\": \"assi')")
+    connection.execute("INSERT INTO part VALUES ('prt_z002', 'msg_a001', 'ses_b001', 0, 0, '[1, 2]')")
+    connection.commit()
+    connection.close()
+    problems: Counter = Counter()
+    rows = {row["id"]: row for row in opencode.read(path, Counted(len, "chars"), problems)}
+    assert problems == {opencode.FORK.not_json: 2}
+    assert rows["ses_b001"]["prompt_tokens_billed"] == want["ses_b001"]["prompt"]

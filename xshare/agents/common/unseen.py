@@ -24,6 +24,8 @@ WHAT = {
     # OpenCode 1.18 names a new top-level session with one request without tools (SessionPrompt.ensureTitle);
     # neither its steps nor the session's totals record it (agents/opencode/reader.py)
     "opencode_title": "title request{s} OpenCode makes to name a new session (about 600 prompt tokens each)",
+    # Kilo CLI 7.7, OpenCode's fork, does the same (agents/kilo/reader.py)
+    "kilo_title": "title request{s} Kilo CLI makes to name a new session",
     # Qwen Code 0.24.4's TUI asks the model, after each turn, what the person might type next (SUGGESTION MODE):
     # the whole conversation again, with tools; neither the chat nor ~/.qwen/usage records it; print mode does not
     "qwen_suggestion": "next-prompt suggestion request{s} Qwen Code's TUI makes after a turn (each re-sending the "

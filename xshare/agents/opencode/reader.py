@@ -37,20 +37,14 @@ what each step carried).
 
 from __future__ import annotations
 
-import contextlib
 import os
-import re
-import sqlite3
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 
-from xshare.agents.common import same_file, unseen
+from xshare.agents.common import opencode_tables, same_file
 from xshare.agents.common.counting import TokenCounter
-from xshare.agents.common.replay import Replay, as_text, parse_json
-from xshare.agents.common.sqlite import Unreadable, read_with_retries, table_columns
 from xshare.agents.opencode.tools import TOOLS
 from xshare.measure.row import SessionRow
-from xshare.measure.timestamps import stamp
 from xshare.state.paths import home as user_home
 
 AGENT = "opencode"
@@ -58,12 +52,8 @@ NAME = "OpenCode"
 FLAG = "opencode_db"
 KIND = "database"
 TITLE = "opencode_title"  # the row's unseen_calls key (agents/common/unseen.py): its title request, recorded nowhere
-DEFAULT_TITLE = re.compile(r"(New session - |Child session - )\d{4}-\d{2}-\d{2}T")  # session.ts isDefaultTitle
-# part types (message-v2.ts) and roles this reader knows; any other is counted as unknown
-KNOWN_PARTS = frozenset({"text", "reasoning", "tool", "step-start", "step-finish", "compaction", "patch", "file",
-                         "snapshot", "agent", "subtask", "retry"})
-UNKNOWN_PART = "OpenCode message parts of a type this xshare does not know (skipped)"
-UNKNOWN_ROLE = "OpenCode messages with a role this xshare does not know (skipped)"
+FORK = opencode_tables.Fork(NAME, TOOLS, TITLE)
+UNKNOWN_PART, UNKNOWN_ROLE = FORK.unknown_part, FORK.unknown_role
 
 
 def default_homes() -> list[Path]:
@@ -89,127 +79,6 @@ def unread(homes: list[Path]) -> list[str]:
     return ["OpenCode JSON storage (before 1.2) found but not read"] * len(found)
 
 
-class _Session:
-    """One session's messages through the ledger, step by step."""
-
-    def __init__(self, counter: TokenCounter, problems: Counter, detail: bool) -> None:
-        self.replay = Replay(TOOLS, counter, problems, detail)
-        self.compacting = False
-
-    def message(self, data: dict, parts: list[dict]) -> None:
-        replay = self.replay
-        if data.get("role") not in ("user", "assistant"):
-            replay.problems[UNKNOWN_ROLE] += 1
-            return
-        unknown = sum(1 for part in parts if not isinstance(part.get("type"), str) or part["type"] not in KNOWN_PARTS)
-        if unknown:
-            replay.problems[UNKNOWN_PART] += unknown
-        stamp = replay.seen((data.get("time") or {}).get("created") if isinstance(data.get("time"), dict) else None)
-        if data.get("role") == "assistant":
-            if isinstance(data.get("modelID"), str):
-                replay.model = data["modelID"]
-            self._assistant(data, parts, stamp)
-            return
-        if self.compacting:
-            replay.compact()  # a compaction with no summary message: drop what came before anyway
-            self.compacting = False
-        for part in parts:
-            kind = part.get("type")
-            if kind == "text":
-                replay.add("conversation", value if isinstance(value := part.get("text"), str) else "")
-            elif kind == "compaction":
-                self.compacting = True
-
-    def _assistant(self, data: dict, parts: list[dict], stamp: str | None) -> None:
-        replay, results = self.replay, []
-        summary = data.get("summary") is True
-        summary_text = []
-        for part in parts:
-            kind = part.get("type")
-            if kind in ("text", "reasoning"):
-                text = value if isinstance(value := part.get("text"), str) else ""
-                if summary and kind == "text":
-                    summary_text.append(text)
-                else:
-                    replay.output("conversation", text)
-            elif kind == "tool":
-                state = value if isinstance(value := part.get("state"), dict) else {}
-                replay.tool_call(part.get("callID"), part.get("tool"), state.get("input"))
-                output = state.get("output") if "output" in state else state.get("error")
-                results.append((part.get("callID"), as_text(output), part.get("tool")))
-            elif kind == "step-finish":
-                self._call(part, replay.seen(_end(part)) or stamp)
-                for call_id, text, tool in results:
-                    replay.tool_result(call_id, text, tool)
-                results = []
-        for call_id, text, tool in results:  # a step cut short: its results are still sent next
-            replay.tool_result(call_id, text, tool)
-        if summary:
-            replay.compact("\n".join(summary_text))
-            self.compacting = False
-
-    def _call(self, part: dict, stamp: str | None) -> None:
-        tokens = value if isinstance(value := part.get("tokens"), dict) else {}
-        cache = value if isinstance(value := tokens.get("cache"), dict) else {}
-        counts = self.replay.usage((tokens.get("input"), cache.get("read"), cache.get("write"), tokens.get("output"),
-                                    tokens.get("reasoning")), prompt_parts=3)
-        fresh, read, write, output, reasoning = counts or (0, 0, 0, 0, 0)  # impossible: no call
-        usage = {"input": fresh, "cache_read": read, "cache_write_5m": write, "output": output + reasoning}
-        self.replay.call(fresh + read + write, usage, stamp)
-
-
-def _end(part: dict) -> object:
-    time = part.get("time")
-    return time.get("end") if isinstance(time, dict) else None
-
-
-def _read(connection: sqlite3.Connection, counter: TokenCounter, problems: Counter,
-          ledgers: dict | None) -> list[SessionRow]:
-    wanted = {"session": {"id", "parent_id", "time_created", "time_updated"},
-              "message": {"id", "session_id", "data"}, "part": {"id", "message_id", "data"}}
-    for table, columns in wanted.items():
-        if not columns <= table_columns(connection, table):
-            raise Unreadable("OpenCode databases without OpenCode's session, message and part tables, skipped")
-    title = "title" if "title" in table_columns(connection, "session") else "NULL"
-    connection.execute("BEGIN")  # one snapshot for the three queries
-    try:
-        sessions = connection.execute(f"SELECT id, parent_id, time_created, time_updated, {title} FROM session"
-                                      ).fetchall()
-        messages: dict[str, list[tuple[str, dict]]] = defaultdict(list)
-        for message_id, session_id, data in connection.execute(
-                "SELECT id, session_id, data FROM message ORDER BY session_id, id"):
-            parsed = parse_json(data)
-            if isinstance(parsed, dict):
-                messages[session_id].append((message_id, parsed))
-        parts: dict[str, list[dict]] = defaultdict(list)
-        for message_id, data in connection.execute("SELECT message_id, data FROM part ORDER BY message_id, id"):
-            parsed = parse_json(data)
-            if isinstance(parsed, dict):
-                parts[message_id].append(parsed)
-    finally:
-        with contextlib.suppress(sqlite3.Error):
-            connection.execute("COMMIT")
-    rows = []
-    for session_id, parent, created, updated, named in sessions:
-        session = _Session(counter, problems, ledgers is not None)
-        session.replay.seen(created)
-        for message_id, data in messages.get(session_id, []):
-            session.message(data, parts.get(message_id, []))
-        session.replay.seen(updated)
-        started = stamp(created)
-        if started:
-            session.replay.ledger.first_seen = started  # the session's own start places it in a window
-        row = session.replay.row(str(session_id), "subagent" if parent else "interactive",
-                                 str(parent) if parent else None)
-        if not parent and isinstance(named, str) and named and not DEFAULT_TITLE.match(named):
-            row[unseen.FIELD] = {TITLE: 1}  # OpenCode's own title request gave it this title
-        if ledgers is not None:
-            ledgers[row["id"]] = session.replay.ledger
-        rows.append(row)
-    return rows
-
-
 def read(path: Path, counter: TokenCounter, problems: Counter, ledgers: dict | None = None) -> list[SessionRow]:
     """Every session's row in one OpenCode database; problems are counted, never raised."""
-    return read_with_retries(path, "OpenCode", problems,
-                             lambda connection, trouble: _read(connection, counter, trouble, ledgers))
+    return opencode_tables.read(path, FORK, counter, problems, ledgers)
