@@ -1,5 +1,6 @@
-"""The one shape every agent's adapter has (sessions/registry.py holds the six): what the report, `session`,
-`html` and `collect` ask of an agent, so none of them branches per agent.
+"""The one shape every agent's adapter has (sessions/registry.py holds them, one for each line of
+agents/table.py): what the report, `session`, `html` and `collect` ask of an agent, so none of them branches
+per agent.
 
 An adapter knows its agent's records: where they lie by default, which files hold them, how to tell one
 of its files by its content (never its name), how to read a session into the one ledger, and how to find
