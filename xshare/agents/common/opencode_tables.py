@@ -11,19 +11,21 @@ a JSON object, is counted, never read as zero.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import sqlite3
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from xshare.agents.common import unseen
+from xshare.agents.common import same_file, unseen
 from xshare.agents.common.counting import TokenCounter
 from xshare.agents.common.replay import Replay, as_text, parse_json
 from xshare.agents.common.sqlite import Unreadable, read_with_retries, table_columns
 from xshare.measure.row import SessionRow
 from xshare.measure.timestamps import stamp
 from xshare.measure.tool_tables import ToolTable
+from xshare.state.paths import home as user_home
 
 DEFAULT_TITLE = re.compile(r"(New session - |Child session - )\d{4}-\d{2}-\d{2}T")  # session.ts isDefaultTitle
 # part types (message-v2.ts) and roles this reader knows; any other is counted as unknown
@@ -36,11 +38,28 @@ class Fork:
     """What tells one agent keeping OpenCode's tables from another."""
 
     name: str  # "OpenCode", in its problems' words
+    folder: str  # its data folder under $XDG_DATA_HOME or ~/.local/share, and its databases' prefix ("opencode")
     tools: ToolTable
     title: str  # the unseen_calls key of its title request (agents/common/unseen.py)
     # True where a default title does not prove there was no title request (Kilo CLI's `run` exits before
     # storing the title it was sent): every top-level session then names up to one
     title_may_be_lost: bool = False
+
+    def default_homes(self) -> list[Path]:
+        data, home = os.environ.get("XDG_DATA_HOME"), user_home()
+        base = Path(data).expanduser() if data else home / ".local" / "share" if home else None
+        return [base / self.folder] if base else []
+
+    def describe(self, homes: list[Path]) -> list[str]:
+        return [f"{self.name} databases at {home}" + ("" if home.suffix == ".db" else f"/{self.folder}*.db")
+                for home in homes]
+
+    def discover(self, homes: list[Path]) -> list[Path]:
+        """A database named, or every one its folder holds (a release channel's too: `<folder>-<channel>.db`)."""
+        found: list[Path] = []
+        for home in homes:
+            found += [home] if home.is_file() else sorted(home.glob(f"{self.folder}*.db"))
+        return same_file.unique_files(found)  # a file reached twice (a symlinked home, a hard link) is read once
 
     @property
     def unknown_part(self) -> str:

@@ -24,39 +24,22 @@ bounds what each step carried); a database without these tables is said and skip
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from pathlib import Path
 
-from xshare.agents.common import opencode_tables, same_file
+from xshare.agents.common import opencode_tables
 from xshare.agents.common.counting import TokenCounter
 from xshare.agents.kilo.tools import TOOLS
 from xshare.measure.row import SessionRow
-from xshare.state.paths import home as user_home
 
 AGENT = "kilo"
 NAME = "Kilo CLI"
 FLAG = "kilo_db"
 KIND = "database"
 TITLE = "kilo_title"  # the row's unseen_calls key (agents/common/unseen.py): its title request, recorded nowhere
-FORK = opencode_tables.Fork(NAME, TOOLS, TITLE, title_may_be_lost=True)
-
-
-def default_homes() -> list[Path]:
-    data, home = os.environ.get("XDG_DATA_HOME"), user_home()
-    base = Path(data).expanduser() if data else home / ".local" / "share" if home else None
-    return [base / "kilo"] if base else []
-
-
-def describe(homes: list[Path]) -> list[str]:
-    return [f"Kilo CLI databases at {home}" + ("" if home.suffix == ".db" else "/kilo*.db") for home in homes]
-
-
-def discover(homes: list[Path]) -> list[Path]:
-    found: list[Path] = []
-    for home in homes:
-        found += [home] if home.is_file() else sorted(home.glob("kilo*.db"))
-    return same_file.unique_files(found)  # a file reached twice (a symlinked home, a hard link) is read once
+FORK = opencode_tables.Fork(NAME, "kilo", TOOLS, TITLE, title_may_be_lost=True)
+# where it keeps its databases: its data folder, as OpenCode and its forks do
+default_homes, describe, discover = FORK.default_homes, FORK.describe, FORK.discover
 
 
 def read(path: Path, counter: TokenCounter, problems: Counter, ledgers: dict | None = None) -> list[SessionRow]:

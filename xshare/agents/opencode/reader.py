@@ -37,7 +37,6 @@ what each step carried).
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from pathlib import Path
 
@@ -45,32 +44,17 @@ from xshare.agents.common import opencode_tables, same_file
 from xshare.agents.common.counting import TokenCounter
 from xshare.agents.opencode.tools import TOOLS
 from xshare.measure.row import SessionRow
-from xshare.state.paths import home as user_home
 
 AGENT = "opencode"
 NAME = "OpenCode"
 FLAG = "opencode_db"
 KIND = "database"
 TITLE = "opencode_title"  # the row's unseen_calls key (agents/common/unseen.py): its title request, recorded nowhere
-FORK = opencode_tables.Fork(NAME, TOOLS, TITLE)
+FORK = opencode_tables.Fork(NAME, "opencode", TOOLS, TITLE)
 UNKNOWN_PART, UNKNOWN_ROLE = FORK.unknown_part, FORK.unknown_role
 
 
-def default_homes() -> list[Path]:
-    data, home = os.environ.get("XDG_DATA_HOME"), user_home()
-    base = Path(data).expanduser() if data else home / ".local" / "share" if home else None
-    return [base / "opencode"] if base else []
-
-
-def describe(homes: list[Path]) -> list[str]:
-    return [f"OpenCode databases at {home}" + ("" if home.suffix == ".db" else "/opencode*.db") for home in homes]
-
-
-def discover(homes: list[Path]) -> list[Path]:
-    found: list[Path] = []
-    for home in homes:
-        found += [home] if home.is_file() else sorted(home.glob("opencode*.db"))
-    return same_file.unique_files(found)  # a file reached twice (a symlinked home, a hard link) is read once
+default_homes, describe, discover = FORK.default_homes, FORK.describe, FORK.discover
 
 
 def unread(homes: list[Path]) -> list[str]:
