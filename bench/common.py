@@ -36,6 +36,8 @@ _MEASURED = (
     "used = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
     "print(wall, used.ru_utime + used.ru_stime, used.ru_maxrss, code)\n"
 )
+_UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_API_ID = re.compile(rb'(?<=")(?:msg|req|toolu|chatcmpl|resp|call)_[A-Za-z0-9_-]+')
 _SESSION_NAME = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|agent-")
 
 
@@ -60,8 +62,8 @@ def renamed(part: str, copy: int) -> str:
 
 
 def build_big(roots: list[Path], target: Path, size_gb: float, distinct: bool = False) -> list[Path]:
-    """A history of about size_gb made of the corpus's transcripts copied under new names (copy n of
-    every file gets its own session id, so nothing is de-duplicated away). Copies repeat the corpus's
+    """A history of about size_gb made of the corpus's transcripts copied under new names, each copy's ids its
+    own (`own_ids`), so every copy is sessions of its own and nothing is de-duplicated away. Copies repeat the corpus's
     texts, a best case for a first report, which counts each distinct text once; with `distinct`, every
     copy after the first starts each message text and tool result with its own mark (every JSON string
     under a "text" or "content" key), so those never repeat across copies; tool inputs such as commands
@@ -73,13 +75,22 @@ def build_big(roots: list[Path], target: Path, size_gb: float, distinct: bool = 
             relative = path.relative_to(next(root for root in roots if root in path.parents))
             out = target / f"copy{copy}" / Path(*(renamed(part, copy) for part in relative.parts))
             out.parent.mkdir(parents=True, exist_ok=True)
-            if distinct and copy:
-                out.write_bytes(marked(path.read_bytes(), copy))
+            if copy:
+                out.write_bytes(own_ids(marked(path.read_bytes(), copy) if distinct else path.read_bytes(), copy))
             else:
                 shutil.copyfile(path, out)
             written += out.stat().st_size
         copy += 1
     return sorted(target.iterdir())
+
+
+def own_ids(data: bytes, copy: int) -> bytes:
+    """The transcript with every id its agent wrote (session and message uuids, request, message and tool-use
+    ids) given the copy's number, as its file name is: a copy is then a session of its own to xshare and to
+    ccusage, which both count a call once however many files hold it (a backup is not a second session)."""
+    mark = f"-c{copy}".encode()
+    data = _UUID.sub(lambda found: found.group() + mark, data)
+    return _API_ID.sub(lambda found: found.group() + mark[1:], data)
 
 
 def marked(data: bytes, copy: int) -> bytes:
