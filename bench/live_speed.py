@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -74,13 +75,21 @@ def median_ms(values: list[float]) -> str:
     return f"{statistics.median(values) * 1000:.0f} ms (min {min(values) * 1000:.0f}, max {max(values) * 1000:.0f})"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size-mb", type=int, default=110)
-    parser.add_argument("--runs", type=int, default=15)
-    parser.add_argument("--no-ccusage", action="store_true")
-    parser.add_argument("--ccusage-version", default="17")
-    args = parser.parse_args()
+@dataclass
+class Live:
+    """A bench session made and brought up to date once: its folder, environment, transcript and the hook's
+    and the status line's inputs."""
+
+    work: Path
+    env: dict
+    transcript: Path
+    hook: list[str]
+    hook_input: bytes
+    status_input: bytes
+
+
+def prepare(size_mb: int, runs: int) -> Live:
+    """The invented transcript of `size_mb`, its live state brought up to date by a first hook call."""
     work = Path(tempfile.mkdtemp(prefix="xshare-live-bench-"))
     env = {**os.environ, "XSHARE_HOME": str(work / "home"), "NO_COLOR": "1"}
     if VOCAB.is_file():
@@ -88,18 +97,19 @@ def main() -> None:
     os.environ.update({key: env[key] for key in ("XSHARE_HOME", "XSHARE_VOCAB") if key in env})
     transcript = work / "projects" / "-home-dev-big" / "bench-session.jsonl"
     started = time.perf_counter()
-    build_transcript(transcript, args.size_mb)
+    build_transcript(transcript, size_mb)
     size = transcript.stat().st_size
-    print(f"transcript: {size / 1e6:.1f} MB, built in {time.perf_counter() - started:.1f} s; runs: {args.runs}")
-
-    python = sys.executable
-    hook = [python, str(REPO / "bin" / "xshare"), "hook"]
+    print(f"transcript: {size / 1e6:.1f} MB, built in {time.perf_counter() - started:.1f} s; runs: {runs}")
+    hook = [sys.executable, str(REPO / "bin" / "xshare"), "hook"]
     hook_input = json.dumps({"session_id": transcript.stem, "transcript_path": str(transcript),
                              "hook_event_name": "PostToolBatch"}).encode()
     first = timed(hook, hook_input, env)
     print(f"hook    first call, whole transcript from scratch: {first:.2f} s ({size / 1e6 / first:.0f} MB/s)")
+    return Live(work, env, transcript, hook, hook_input, status_payload(transcript))
 
-    status_input = json.dumps({  # Claude Code's documented status-line payload
+
+def status_payload(transcript: Path) -> bytes:
+    return json.dumps({  # Claude Code's documented status-line payload
         "session_id": transcript.stem, "transcript_path": str(transcript), "cwd": "/home/dev/big", "version": "2.1.90",
         "model": {"id": "claude-sonnet-4-6", "display_name": "Sonnet 4.6"},
         "workspace": {"current_dir": "/home/dev/big", "project_dir": "/home/dev/big"},
@@ -107,53 +117,112 @@ def main() -> None:
         "context_window": {"total_input_tokens": 82000, "total_output_tokens": 900, "context_window_size": 200000,
                            "used_percentage": 41.0, "remaining_percentage": 59.0, "current_usage": None},
     }).encode()
-    line = subprocess.run([python, "-I", "-S", str(REPO / "statusline" / "statusline.py")], input=status_input,
-                          capture_output=True, env=env).stdout.decode().strip()
+
+
+STATUS = [sys.executable, "-I", "-S", str(REPO / "statusline" / "statusline.py")]
+WIDGET = [sys.executable, "-I", "-S", str(REPO / "xshare" / "statusline.py"), "--fields", "context,fill"]
+BARE = [sys.executable, "-I", "-c", "pass"]
+
+
+def interleaved(live: Live, runs: int) -> dict[str, list[float]]:
+    """Seconds of the status line, its fields alone and a bare python (wall), and CPU seconds of a hook call
+    with nothing new and of a bare python, interleaved run by run so a drift touches each alike."""
+    found: dict[str, list[float]] = {"status": [], "fields": [], "bare": [], "idle": [], "bare cpu": []}
+    for _ in range(runs):
+        found["status"].append(timed(STATUS, live.status_input, live.env))
+        found["fields"].append(timed(WIDGET, live.status_input, live.env))
+        found["bare"].append(timed(BARE, b"", live.env))
+        found["idle"].append(cpu_of_hook(live.hook, live.hook_input, live.env))
+        found["bare cpu"].append(cpu_of_hook(BARE, b"", live.env))
+    return found
+
+
+def goals(size_mb: int, runs: int) -> list[tuple[str, float, float, str]]:
+    """The status line's and the hook's figures against their goals (what, measured, at most, unit), for
+    bench/report_speed.py: the status line and its fields alone against a bare python (<= 3x), a hook call's
+    CPU with nothing new (<= 50 ms) and with 50 KB appended to the transcript (<= 100 ms)."""
+    saved = {key: os.environ.get(key) for key in ("XSHARE_HOME", "XSHARE_VOCAB")}
+    live = prepare(size_mb, runs)
+    try:
+        found = interleaved(live, runs)
+        batch = [append_and_hook(live.transcript, live.hook, live.hook_input, live.env)
+                 for _ in range(max(3, runs // 3))]
+    finally:
+        stop_worker(live.env)
+        shutil.rmtree(live.work, ignore_errors=True)
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    bare = statistics.median(found["bare"])
+    return [("status line / python3 -I -c pass (wall)", statistics.median(found["status"]) / bare, 3, "x"),
+            ("status line --fields / python3 -I -c pass (wall)", statistics.median(found["fields"]) / bare, 3, "x"),
+            ("hook, nothing new (CPU)", statistics.median(found["idle"]) * 1e3, 50, " ms"),
+            (f"hook, 50 KB appended to a {size_mb} MB transcript (CPU of hook and worker)",
+             statistics.median(batch) * 1e3, 100, " ms")]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size-mb", type=int, default=110)
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--no-ccusage", action="store_true")
+    parser.add_argument("--ccusage-version", default="17")
+    args = parser.parse_args()
+    live = prepare(args.size_mb, args.runs)
+    env = live.env
+    line = subprocess.run(STATUS, input=live.status_input, capture_output=True, env=env).stdout.decode().strip()
     print(f"status  prints: {line}")
-    widget = [python, "-I", "-S", str(REPO / "xshare" / "statusline.py"), "--fields", "context,fill"]
-    shown = subprocess.run(widget, input=status_input, capture_output=True, env=env).stdout.decode().strip()
+    shown = subprocess.run(WIDGET, input=live.status_input, capture_output=True, env=env).stdout.decode().strip()
     print(f"status  --fields context,fill prints: {shown}")
-    ours, bare, idle, bare_cpu, alone = [], [], [], [], []
-    for _ in range(args.runs):
-        ours.append(timed([python, "-I", "-S", str(REPO / "statusline" / "statusline.py")], status_input, env))
-        alone.append(timed(widget, status_input, env))
-        bare.append(timed([python, "-I", "-c", "pass"], b"", env))
-        idle.append(cpu_of_hook(hook, hook_input, env))
-        bare_cpu.append(cpu_of_hook([python, "-I", "-c", "pass"], b"", env))
+    found = interleaved(live, args.runs)
+    ours, bare = found["status"], found["bare"]
     ratio = statistics.median(ours) / statistics.median(bare)
     print(f"status  xshare status line: {median_ms(ours)}; python3 -I -c pass: {median_ms(bare)}; "
           f"ratio {ratio:.2f} (goal <= 3)")
-    print(f"status  the fields alone (--fields): {median_ms(alone)}; ratio "
-          f"{statistics.median(alone) / statistics.median(bare):.2f} (goal <= 3)")
+    print(f"status  the fields alone (--fields): {median_ms(found['fields'])}; ratio "
+          f"{statistics.median(found['fields']) / statistics.median(bare):.2f} (goal <= 3)")
     if not args.no_ccusage and shutil.which("npx"):
-        # ccusage 18+ ships a native binary that has no linux-x64 build here; 17 is its last JavaScript one
-        ccusage = ["npx", "--yes", f"ccusage@{args.ccusage_version}", "statusline"]
-        ccusage_env = {**env, "CLAUDE_CONFIG_DIR": str(work)}
-        if subprocess.run(ccusage, input=status_input, capture_output=True, env=ccusage_env).returncode == 0:
-            theirs = [timed(ccusage, status_input, ccusage_env) for _ in range(max(3, args.runs // 3))]
-            print(f"status  npx ccusage@{args.ccusage_version} statusline: {median_ms(theirs)}; "
-                  f"ccusage / xshare {statistics.median(theirs) / statistics.median(ours):.1f}")
-        else:
-            print("status  npx ccusage statusline: did not run here")
-    print(f"hook    no new bytes, CPU: {median_ms(idle)} (goal <= 50 ms); python3 -I -c pass: {median_ms(bare_cpu)}")
-    session_start(hook, transcript, env, args.runs)
-
-    small = transcript.with_name("small-session.jsonl")
-    build_transcript(small, max(1, args.size_mb // 20))
-    small_input = json.dumps({"session_id": small.stem, "transcript_path": str(small)}).encode()
-    timed(hook, small_input, env)
-    for label, path, payload in (("", transcript, hook_input), (" (small)", small, small_input)):
-        seconds = [append_and_hook(path, hook, payload, env) for _ in range(max(3, args.runs // 3))]
-        print(f"hook    50 KB appended to the {path.stat().st_size / 1e6:.0f} MB transcript{label}, CPU of hook "
-              f"and worker: {median_ms(seconds)} (goal <= 100 ms)")
-    beside_pass(transcript, hook, hook_input, env, max(3, args.runs // 3))
-    local = {**env, "XSHARE_WORKER": "0"}
-    seconds = [append_and_hook(transcript, hook, hook_input, local) for _ in range(max(3, args.runs // 3))]
-    print(f"hook    the same without the worker (XSHARE_WORKER=0): {median_ms(seconds)}")
+        ccusage_statusline(live, args.ccusage_version, args.runs, statistics.median(ours))
+    print(f"hook    no new bytes, CPU: {median_ms(found['idle'])} (goal <= 50 ms); python3 -I -c pass: "
+          f"{median_ms(found['bare cpu'])}")
+    session_start(live.hook, live.transcript, env, args.runs)
+    appended(live, args.size_mb, args.runs)
     stop_worker(env)
     print(f"tokens  tokenizer load: {load_seconds(env, fresh=True):.2f} s cold, "
           f"{load_seconds(env, fresh=False):.2f} s with the parsed vocabulary cached")
-    shutil.rmtree(work, ignore_errors=True)
+    shutil.rmtree(live.work, ignore_errors=True)
+
+
+def ccusage_statusline(live: Live, version: str, runs: int, ours: float) -> None:
+    # ccusage 18+ ships a native binary that has no linux-x64 build here; 17 is its last JavaScript one
+    ccusage = ["npx", "--yes", f"ccusage@{version}", "statusline"]
+    ccusage_env = {**live.env, "CLAUDE_CONFIG_DIR": str(live.work)}
+    if subprocess.run(ccusage, input=live.status_input, capture_output=True, env=ccusage_env).returncode == 0:
+        theirs = [timed(ccusage, live.status_input, ccusage_env) for _ in range(max(3, runs // 3))]
+        print(f"status  npx ccusage@{version} statusline: {median_ms(theirs)}; "
+              f"ccusage / xshare {statistics.median(theirs) / ours:.1f}")
+    else:
+        print("status  npx ccusage statusline: did not run here")
+
+
+def appended(live: Live, size_mb: int, runs: int) -> None:
+    """The hook's CPU for 50 KB appended to this transcript and to one a twentieth its size (the cost must
+    follow the new bytes, not the file), beside a background pass, and without the worker."""
+    env, transcript, hook, hook_input = live.env, live.transcript, live.hook, live.hook_input
+    small = transcript.with_name("small-session.jsonl")
+    build_transcript(small, max(1, size_mb // 20))
+    small_input = json.dumps({"session_id": small.stem, "transcript_path": str(small)}).encode()
+    timed(hook, small_input, env)
+    for label, path, payload in (("", transcript, hook_input), (" (small)", small, small_input)):
+        seconds = [append_and_hook(path, hook, payload, env) for _ in range(max(3, runs // 3))]
+        print(f"hook    50 KB appended to the {path.stat().st_size / 1e6:.0f} MB transcript{label}, CPU of hook "
+              f"and worker: {median_ms(seconds)} (goal <= 100 ms)")
+    beside_pass(transcript, hook, hook_input, env, max(3, runs // 3))
+    local = {**env, "XSHARE_WORKER": "0"}
+    seconds = [append_and_hook(transcript, hook, hook_input, local) for _ in range(max(3, runs // 3))]
+    print(f"hook    the same without the worker (XSHARE_WORKER=0): {median_ms(seconds)}")
 
 
 def session_start(hook: list[str], transcript: Path, env: dict, runs: int) -> None:
