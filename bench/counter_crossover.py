@@ -93,6 +93,39 @@ def describe(result: Crossover, cores: int) -> list[str]:
     ]
 
 
+def per_worker(result: Crossover, share: float, history_bytes: int, cores: int) -> list[str]:
+    """The crossover where xshare's rule decides it, per worker (on N workers the load is paid once before they
+    fork and the saving is shared by N, so fastokens pays once each worker's text passes the CPU crossover), as
+    MB of distinct text and of transcripts at `share` (distinct text per byte of transcripts), against xshare's
+    constants; and which counter the rule picks for a history of `history_bytes`, and which pays there."""
+    from xshare.agents.common import counting
+    from xshare.measure import tokens
+
+    text, code_text, code_share = result.bytes_at(), tokens.FAST_MIN_TEXT_BYTES, counting.TEXT_SHARE
+    expected, needed = history_bytes * code_share, code_text * max(cores, 1)
+    return [
+        f"crossover per worker: fastokens pays from {text / 1e6:.0f} MB of distinct text = {text / share / 1e6:.0f} "
+        f"MB of transcripts (at the {share:.3f} measured); xshare: {code_text / 1e6:.0f} MB of text "
+        f"(FAST_MIN_TEXT_BYTES) = {code_text / code_share / 1e6:.0f} MB of transcripts (/ TEXT_SHARE {code_share})",
+        "crossover " + "; ".join((agreement("text per worker, FAST_MIN_TEXT_BYTES", code_text, text),
+                                  agreement("transcripts per worker, FAST_MIN_TEXT_BYTES / TEXT_SHARE",
+                                            code_text / code_share, text / share),
+                                  agreement("distinct text per byte, TEXT_SHARE", code_share, share))),
+        f"crossover on this {history_bytes / 1e9:.2f} GB history on {cores} workers xshare's rule picks "
+        f"{'fastokens' if expected >= needed else 'tiktoken'} ({expected / 1e6:.0f} MB of text expected, "
+        f"{needed / 1e6:.0f} MB needed); as measured, fastokens "
+        f"{'pays' if history_bytes * share >= text * max(cores, 1) else 'does not pay'} here",
+    ]
+
+
+def agreement(what: str, in_code: float, measured: float) -> str:
+    """Whether xshare's constant and the measured value agree within a factor 1.5 (the loads drift that much
+    from run to run on a shared machine)."""
+    ratio = in_code / measured if measured else float("inf")
+    verdict = "agree" if 1 / 1.5 <= ratio <= 1.5 else "DISAGREE"
+    return f"{what}: {verdict} (xshare's {ratio:.2f}x the measured)"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
