@@ -25,9 +25,13 @@ SETTINGS = ("XSHARE_OTLP", "CLAUDE_CODE_ENABLE_TELEMETRY", "OTEL_METRICS_EXPORTE
 
 
 @pytest.fixture(autouse=True)
-def no_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in SETTINGS:
-        monkeypatch.delenv(name, raising=False)
+def no_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """None of the switches set, Claude Code's settings in a folder of the test's; the OTEL_* variables the hook
+    copies from them into its environment (the SDK reads them there) are gone after the test."""
+    for name in (*SETTINGS, "OTEL_RESOURCE_ATTRIBUTES", "OTEL_EXPORTER_OTLP_PROTOCOL"):
+        monkeypatch.setenv(name, "")  # so that the test's end removes what the hook set
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
 
 
 @pytest.fixture
@@ -68,6 +72,23 @@ def test_on_through_claude_codes_own_variables_a_turns_end_exports_the_session(
     assert sent[(CALLS, None)] == row["api_calls"] == 43
     assert {point["attributes"]["session.id"] for point in receiver.metric_points()} == {transcript.stem}
     assert not hook_log().exists()
+
+
+def test_on_through_the_settings_claude_code_exports_with(capsys, tmp_path: Path, transcript: Path,
+                                                            receiver: OtlpReceiver, monkeypatch: pytest.MonkeyPatch):
+    """Claude Code gives its hooks CLAUDE_CODE_ENABLE_TELEMETRY but none of the OTEL_* variables: the hook finds
+    them in the `env` of Claude Code's settings, where a team sets them (here the user's settings.json)."""
+    config = tmp_path / "claude-config"
+    config.mkdir()
+    settings = {"env": {"OTEL_METRICS_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url,
+                        "OTEL_RESOURCE_ATTRIBUTES": "team=payments", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"},
+                "model": "opus"}
+    (config / "settings.json").write_text(json.dumps(settings))
+    monkeypatch.setenv("CLAUDE_CODE_ENABLE_TELEMETRY", "1")
+    turn_end(transcript)
+    points = receiver.metric_points()
+    assert exported(receiver)[(PROMPT, "bill")] == session_json(capsys, transcript.stem)["prompt_tokens_billed"]
+    assert {point["resource"]["team"] for point in points} == {"payments"}
 
 
 def test_xshare_otlp_names_the_endpoint_and_off_wins_over_claude_codes_variables(
