@@ -95,15 +95,16 @@ class OtlpReceiver:
         self.server.shutdown()
         self.server.server_close()
 
-    def of(self, path: str) -> list[Any]:
+    def of(self, path: str, since: int = 0) -> list[Any]:
+        """The requests to `path`, from the since-th request received."""
         with self.lock:
-            return [request for at, request, _ in self.requests if at == path]
+            return [request for at, request, _ in self.requests[since:] if at == path]
 
-    def metric_points(self) -> list[dict[str, Any]]:
-        """Every number data point received: resource and point attributes, scope, metric, unit, value,
-        temporality (1 delta, 2 cumulative), monotonic, start and time."""
+    def metric_points(self, since: int = 0) -> list[dict[str, Any]]:
+        """Every number data point received (from the since-th request): resource and point attributes, scope,
+        metric, unit, value, temporality (1 delta, 2 cumulative), monotonic, start and time."""
         points = []
-        for request in self.of("/v1/metrics"):
+        for request in self.of("/v1/metrics", since):
             for resource_metrics in request.resource_metrics:
                 resource = attributes(resource_metrics.resource.attributes)
                 for scope_metrics in resource_metrics.scope_metrics:
