@@ -1,7 +1,7 @@
-"""Prometheus scrapes xshare's counters and a PromQL query reads the share per session back (Debian's prometheus
-2.42 has no OTLP receiver but scrapes: the counters are served by OpenTelemetry's Prometheus reader over the
-same MeterProvider the OTLP export uses, xshare/export/otlp.py). Skips without a `prometheus` on the PATH
-(.ci/run installs Debian's with apt when run as root). About 10 s.
+"""Prometheus scrapes xshare's counters and the shipped dashboard's PromQL reads the shares back: per session,
+pooled, per week (Debian's prometheus 2.42 has no OTLP receiver but scrapes: the counters are served by
+OpenTelemetry's Prometheus reader over the same MeterProvider the OTLP export uses, xshare/export/otlp.py).
+Skips without a `prometheus` on the PATH (.ci/run installs Debian's with apt when run as root). About 10 s.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from otlp_receiver import wait_for
 
+from tests.export.test_dashboard import panel_expr, panels
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
 from xshare.export.otlp import meter_provider
@@ -24,9 +25,19 @@ from xshare.export.points import points_of
 
 PROMETHEUS = shutil.which("prometheus")
 pytestmark = pytest.mark.skipif(PROMETHEUS is None, reason="no prometheus on the PATH (.ci/run installs it with apt)")
-# the dashboard's query (xshare/data/grafana-dashboard.json): the share of the bill per session, over its threads
-SHARE_PER_SESSION = ('sum by (session_id) (xshare_exploration_tokens_total{basis="bill"}) / '
-                     'sum by (session_id) (xshare_prompt_tokens_total{basis="bill"})')
+# Grafana's variables as the dashboard would fill them: the last hour, every agent and source
+FILLED = {"$__range": "1h", "$__rate_interval": "1m", "$agent": ".*", "$source": ".*"}
+
+
+def fill(expr: str) -> str:
+    for variable, value in FILLED.items():
+        expr = expr.replace(variable, value)
+    return expr
+
+
+def dashboard_query(title: str) -> str:
+    """The query of the shipped dashboard's panel (docs/grafana/xshare-dashboard.json), its variables filled."""
+    return fill(panel_expr(title))
 
 
 def free_port() -> int:
@@ -80,9 +91,11 @@ def scraped(tmp_path: Path, demo_rows: list[dict]):
 
 
 def test_the_share_per_session_read_back_with_promql_is_the_rows(scraped: str, demo_rows: list[dict]):
+    per_session = dashboard_query("Exploration share per session")
+
     def answered() -> list[dict]:
         try:
-            return query(scraped, SHARE_PER_SESSION)
+            return query(scraped, per_session)
         except OSError:
             return []  # not listening yet, or no scrape yet
 
@@ -95,7 +108,14 @@ def test_the_share_per_session_read_back_with_promql_is_the_rows(scraped: str, d
         expected = (sum(row["billed_tokens"]["exploration"] for row in family)
                     / sum(row["prompt_tokens_billed"] for row in family))
         assert shares[session] == pytest.approx(expected, rel=1e-9)
-    calls = query(scraped, "sum(xshare_api_calls_total)")
+    pooled = sum(row["billed_tokens"]["exploration"] for row in demo_rows) / sum(
+        row["prompt_tokens_billed"] for row in demo_rows)
+    for title in ("Exploration share of the bill", "Exploration share per week"):
+        [value] = query(scraped, dashboard_query(title))
+        assert float(value["value"][1]) == pytest.approx(pooled, rel=1e-9), title
+    counted = next(panel for panel in panels() if panel["title"].startswith("Sessions and"))
+    [sessions, calls] = (query(scraped, fill(target["expr"])) for target in counted["targets"])
+    assert float(sessions[0]["value"][1]) == 6
     assert float(calls[0]["value"][1]) == sum(row["api_calls"] for row in demo_rows)
     [target] = query(scraped, 'count by (service_name) (target_info{service_name="xshare"})')
     assert target["metric"]["service_name"] == "xshare"
