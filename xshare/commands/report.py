@@ -359,12 +359,12 @@ def _export_otlp(endpoint: str, rows) -> bool:
         say("OTEL_SDK_DISABLED=true: nothing exported over OpenTelemetry")
         return True
     try:
-        sent = export(rows, endpoint or None)
+        sessions, points = export(rows, endpoint or None)
     except ExportError as error:
         say(f"could not export over OpenTelemetry: {error}")
         return False
     where = shown(target(endpoint or None))
-    print(printable(f"exported {len(rows):,} sessions ({sent:,} points) over OTLP to {where}"))
+    print(printable(f"exported {sessions:,} sessions ({points:,} points) over OTLP to {where}"))
     return True
 
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from xshare import __version__
-from xshare.export.points import METRICS, Point, points_of
+from xshare.export.points import CALLS, METRICS, Point, points_of
 from xshare.report.identity import machine_id
 
 EXTRA_MISSING = ("exporting over OpenTelemetry needs the `otel` extra: pip install 'xshare[otel]' "
@@ -132,12 +132,13 @@ class _Said(logging.Handler):
         self.messages.append(record.getMessage())
 
 
-def export(rows: Iterable[Mapping], endpoint: str | None = None) -> int:
+def export(rows: Iterable[Mapping], endpoint: str | None = None) -> tuple[int, int]:
     """Export these sessions' rows (SessionRow, or a rows file's dicts) to the OTLP endpoint (`endpoint`, a
-    base URL or a metrics URL; else the standard variables'); how many points were sent. ExportError with
-    the reason when the extra is missing, the protocol is not http/protobuf, or the receiver refused them."""
+    base URL or a metrics URL; else the standard variables'); how many sessions and points were sent.
+    ExportError with the reason when the extra is missing, the protocol is not http/protobuf, or the receiver
+    refused them."""
     if disabled():
-        return 0
+        return 0, 0
     why = protocol_problem()
     if why:
         raise ExportError(why)
@@ -161,4 +162,4 @@ def export(rows: Iterable[Mapping], endpoint: str | None = None) -> int:
         # the first message is the cause (the last is the giving up), without the exporter's retry words
         reason = f" ({said.messages[0].split(' encountered while')[0][:REASON]})" if said.messages else ""
         raise ExportError(f"the OTLP receiver at {shown(url)} did not take the metrics{reason}")
-    return len(points)
+    return sum(1 for point in points if point.metric == CALLS), len(points)  # one calls point a session
