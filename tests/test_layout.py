@@ -27,7 +27,7 @@ MAX_LINES, MAX_TOP = 500, 12
 # (and Claude Code's live state's file names: agents/claude_code/live_state.py, which loads no reader)
 LIGHT = ("xshare.agents.table", "xshare.agents.claude_code", "xshare.agents.claude_code.live_state")
 HEAVY = ("xshare.agents.", "xshare.measure", "xshare.sessions", "xshare.report", "xshare.html", "xshare.demo",
-         "tiktoken", "orjson")
+         "xshare.export", "tiktoken", "orjson", "opentelemetry", "google.protobuf")
 
 
 def modules() -> dict[str, Path]:
@@ -244,7 +244,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # html/command.py is a command living in html/ (issue 32 moves it to commands/html.py)
     ("commands", ("xshare.commands", "xshare.arguments", "xshare.html.command")),
     ("live", ("xshare.live",)),
-    ("output", ("xshare.report", "xshare.html")),
+    ("output", ("xshare.report", "xshare.html", "xshare.export")),
     ("collection", ("xshare.sessions",)),
     ("an agent", tuple(line.adapter.rpartition(".")[0] for line in AGENTS)),  # agents/<name>/
     ("the agents' shared parts", ("xshare.agents",)),  # agents/common/, agents/protocol.py, agents/table.py

@@ -224,10 +224,14 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
         "only), replacing those that grew since, and print the share to date. Teams combine such files\n"
         "with `xshare report --from-rows`.",
         "  xshare collect --rows ~/xshare-rows.jsonl\n"
-        "  xshare report --from-rows alice.jsonl bob.jsonl")
+        "  xshare report --from-rows alice.jsonl bob.jsonl\n"
+        "  xshare collect --since-days 7 --otlp http://collector:4318   OpenTelemetry counters, per session")
     add_measure_options(collect)
     add_window_options(collect)
-    collect.add_argument("--rows", metavar="FILE", required=True, help="the rows file to update")
+    collect.add_argument("--rows", metavar="FILE", help="the rows file to update")
+    collect.add_argument("--otlp", metavar="ENDPOINT", nargs="?", const="",
+                         help="also export the window's sessions as OpenTelemetry counters (OTLP over http/protobuf) "
+                              "to ENDPOINT, or where the OTEL_EXPORTER_OTLP_* variables say; needs xshare[otel]")
 
     listing = _command(
         commands, "sessions", "list your sessions, newest first, with ids `session` and `html` take",

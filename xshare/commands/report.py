@@ -319,6 +319,9 @@ def _remembered_in_window(args: argparse.Namespace, measured, window):
 def cmd_collect(args: argparse.Namespace) -> int:
     from xshare.report.rows import merge_into
 
+    if not args.rows and args.otlp is None:
+        say("collect needs --rows FILE, --otlp [ENDPOINT] or both")
+        return 2
     window = window_from(args)
     if window is None:
         return 2
@@ -328,6 +331,10 @@ def cmd_collect(args: argparse.Namespace) -> int:
     from xshare.report.history import keep
 
     keep(measured.rows)
+    if args.otlp is not None and not _export_otlp(args.otlp, rows):
+        return 1
+    if not args.rows:
+        return 0
     path = Path(args.rows)
     from xshare.report.identity import stamped
 
@@ -341,6 +348,24 @@ def cmd_collect(args: argparse.Namespace) -> int:
     line = f"{datetime.now(timezone.utc):%Y-%m-%d}: {added} sessions added, {replaced} replaced{later}; {to_date}"
     print(printable(line))
     return 0
+
+
+def _export_otlp(endpoint: str, rows) -> bool:
+    """`collect --otlp`: the window's sessions as OpenTelemetry counters (export/otlp.py); whether it worked
+    (said on stdout with the endpoint, or why not on stderr)."""
+    from xshare.export.otlp import ExportError, disabled, export, shown, target
+
+    if disabled():
+        say("OTEL_SDK_DISABLED=true: nothing exported over OpenTelemetry")
+        return True
+    try:
+        sessions, points = export(rows, endpoint or None)
+    except ExportError as error:
+        say(f"could not export over OpenTelemetry: {error}")
+        return False
+    where = shown(target(endpoint or None))
+    print(printable(f"exported {sessions:,} sessions ({points:,} points) over OTLP to {where}"))
+    return True
 
 
 def _shares_to_date(rows: Iterable[SessionRow]) -> list[str]:

@@ -58,12 +58,12 @@ def run_hook(stdin: bytes) -> None:
             for path in stale:
                 update(path)
         if stale and payload.get("hook_event_name") in REMEMBER_ON:
-            _remember(stale)
+            _remember(stale, payload.get("cwd"))
     except Exception:  # the hook must exit 0 whatever happens; the log says what went wrong
         log_exception()
 
 
-def _remember(paths: list[Path]) -> None:
+def _remember(paths: list[Path], cwd: object = None) -> None:
     """At a turn's end: the sessions' rows, as the live ledger has them, go into xshare's history (which
     outlives the transcripts); the update itself may have run in the worker."""
     from xshare.agents.claude_code.transcript import describe
@@ -72,6 +72,48 @@ def _remember(paths: list[Path]) -> None:
     rows = [row for path in paths if path.is_file() and (row := live_row(describe(path).session_id))]
     if rows:
         remember(rows)
+        _export_if_wanted(rows, cwd if isinstance(cwd, str) else None)
+
+
+# XSHARE_OTLP: off (0, false) never exports; on (1, true) exports where the standard OTEL_EXPORTER_OTLP_*
+# variables say; a URL exports there. Unset, the hook exports when Claude Code itself exports metrics over OTLP
+# (CLAUDE_CODE_ENABLE_TELEMETRY=1 and otlp among OTEL_METRICS_EXPORTER), to the same collector
+OTLP_SETTING = "XSHARE_OTLP"
+
+
+def otlp_wanted(environ) -> str | None:
+    """Where the hook exports the session's counters at a turn's end: an endpoint, "" for the standard
+    variables' own, or None (the default: no export)."""
+    setting = environ.get(OTLP_SETTING, "").strip()
+    if setting.lower() in ("off", "0", "false", "no"):
+        return None
+    if setting.lower() in ("on", "1", "true", "yes"):
+        return ""
+    if setting:
+        return setting
+    telemetry = environ.get("CLAUDE_CODE_ENABLE_TELEMETRY", "").strip().lower() in ("1", "true")
+    exporters = {word.strip() for word in environ.get("OTEL_METRICS_EXPORTER", "").split(",")}
+    return "" if telemetry and "otlp" in exporters else None
+
+
+def _export_if_wanted(rows: list, cwd: str | None) -> None:
+    """The turn's rows as OpenTelemetry counters (export/otlp.py, which loads the SDK: only when switched on),
+    with the OTEL_* settings Claude Code exports its own metrics with (its settings files' `env`: it passes
+    hooks none of them); a failure is one line in the hook's log a day, never the hook's end."""
+    from xshare.agents.claude_code.telemetry import telemetry_env
+
+    environ = {**telemetry_env(cwd), **os.environ}
+    endpoint = otlp_wanted(environ)
+    if endpoint is None:
+        return
+    os.environ.update({name: value for name, value in environ.items() if name.startswith("OTEL_")})  # the SDK's
+    from xshare.export.otlp import ExportError, export  # only an export switched on loads OpenTelemetry
+    from xshare.install.plugin_env import log_once
+
+    try:
+        export(rows, endpoint or None)
+    except ExportError as error:
+        log_once(f"xshare hook: could not export over OpenTelemetry: {error}")
 
 
 def _cannot_keep_state() -> bool:

@@ -1,0 +1,1 @@
+"""What xshare sends to other tools: its per-session figures as OpenTelemetry metrics (otlp.py)."""
