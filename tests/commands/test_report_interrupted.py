@@ -43,7 +43,7 @@ def figures(path: Path) -> dict:
 def test_ctrl_c_keeps_what_was_measured_and_the_next_report_carries_on(history: Path, tmp_path: Path):
     home = tmp_path / "state"
     first = report(history, home, tmp_path / "first.json")
-    first.wait_for(r"starting up|looking for|loading the tokenizer")  # a line before any file is measured
+    first.wait_for(r"starting up|reading Claude Code sessions|loading the tokenizer")  # before any file is measured
     progress = first.wait_for(MEASURING + r"(about \d+ s left|almost done)")
     done, files = int(progress.group(1)), int(progress.group(2))
     assert 0 < done < files == 100

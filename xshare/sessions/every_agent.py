@@ -16,7 +16,7 @@ def measure(looking: Looking) -> Measured:
     ended with (an unusable vocabulary falls back to the estimate once, for the rest)."""
     result = Measured(tokenizer=looking.choice)
     for adapter in registry.REGISTRY:
-        progress.doing(f"looking for {adapter.name} sessions")
+        progress.doing(f"reading {adapter.name} sessions")
         try:
             gathered = adapter.measure(looking)
         except KeyboardInterrupt:
