@@ -33,6 +33,7 @@ from xshare.state.store import dumps, loads
 COPY_FILES = "Claude Code transcripts that copy another file's session (counted once, as that file)"
 _IN_FLIGHT = 4  # batches per worker submitted ahead of the results: workers stay busy, few futures live
 _BATCH_FILES, _BATCH_BYTES = 32, 1 << 20  # small sessions travel to a worker together, up to either
+Packed = tuple[bytes, dict | None, bytes]  # a file's row, problems and calls' times as a worker sends them
 _STOPPING = 30.0  # seconds a worker has to stop after Ctrl-C (it stops within a text or two)
 
 
@@ -95,17 +96,24 @@ def measure_claude(
             todo.append((file, stat))
     del cached, wanted
     todo.sort(key=lambda item: -item[1][0])
-
-    def keep(index: int, measured: tuple[bytes, dict | None, bytes]) -> None:
-        (file, stat), (row, problems, times) = todo[index], measured
-        fresh[path_key(file.path)] = rows_cache.Entry(stat[0], stat[1], problems, row, times, ())
-
+    measured: dict[int, Packed] = {}  # by index in todo, as the workers finish
     try:
-        _run(todo, counter, workers, keep)
+        _run(todo, counter, workers, measured.__setitem__)
+        _into(fresh, todo, measured)
         _settle(result, fresh, files, counter, workers, measured=bool(todo), use_cache=use_cache)
     except KeyboardInterrupt:
+        _into(fresh, todo, measured)
         raise _interrupted(fresh, todo, counter, use_cache) from None
     return result
+
+
+def _into(fresh: dict[str, rows_cache.Entry], todo: list, measured: dict[int, Packed]) -> None:
+    """The rows measured, moved into `fresh` in the order of `todo` (whichever worker finished first), so the
+    rows and the cache come out the same on every run."""
+    for index in sorted(measured):
+        (file, stat), (row, problems, times) = todo[index], measured[index]
+        fresh[path_key(file.path)] = rows_cache.Entry(stat[0], stat[1], problems, row, times, ())
+    measured.clear()
 
 
 def _settle(result: Measured, fresh: dict[str, rows_cache.Entry], files: list[TranscriptFile], counter: LazyCounter,
@@ -185,7 +193,7 @@ def measure_group(files: list[TranscriptFile], copied: list[frozenset[int]]) -> 
         return [_packed(measure_file(file, current, lost)) for file, lost in zip(files, copied, strict=True)]
 
 
-Kept = Callable[[int, tuple[bytes, dict | None, bytes]], None]
+Kept = Callable[[int, Packed], None]
 
 
 def _run(todo: list, counter: LazyCounter, workers: int | None, keep: Kept,

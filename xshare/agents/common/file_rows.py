@@ -136,12 +136,27 @@ def measure_agent(
     session file by its size and mtime, a database by its own and its -wal's (files last written
     before `looking.since` cannot hold a session in it); counted with `looking.counter`. Ctrl-C: the files
     read before it are cached, said by the KeyboardInterrupt."""
-    since, use_cache = looking.since, looking.use_cache
-    cached = load_cache(looking.counter.choice, reader.AGENT) if use_cache else {}
+    cached = load_cache(looking.counter.choice, reader.AGENT) if looking.use_cache else {}
+    problems: Counter = Counter()
+    fresh, todo = _current_and_changed(reader, files, cached, looking, problems)
+    if todo:
+        _read_into(fresh, todo, reader, looking, workers, cached)
+    rows = []
+    for entry in fresh.values():
+        rows += entry[1]
+        problems.update(entry[2])
+    if looking.use_cache and todo:
+        with counting.shielded():  # Ctrl-C now would lose every file just read: it waits for the save
+            _save_kept(looking, cached, fresh, reader.AGENT)
+    return rows, problems
+
+
+def _current_and_changed(reader: ModuleType, files: list[Path], cached: dict, looking: Looking,
+                         problems: Counter) -> tuple[dict[str, list], list[tuple[Path, list]]]:
+    """The cached entries still current, by path key, and the files to read with their stamps, largest first."""
     fresh: dict[str, list] = {}
     todo: list[tuple[Path, list]] = []
-    problems: Counter = Counter()
-    oldest_ns = int((since.timestamp() - 86400) * 1e9) if since else None
+    oldest_ns = int((looking.since.timestamp() - 86400) * 1e9) if looking.since else None
     for path in files:
         stamp = database_stamp(path) if reader.KIND == "database" else _stat_path(path)
         if stamp is not None and hasattr(reader, "session_files"):
@@ -157,32 +172,32 @@ def measure_agent(
         else:
             todo.append((path, stamp))
     todo.sort(key=lambda item: -item[1][0])
+    return fresh, todo
 
-    def keep(index: int, found: Found) -> None:
-        (path, stamp), (rows, trouble) = todo[index], found
-        fresh[path_key(path)] = [stamp, rows, trouble]
-        read.append(index)
 
-    read: list[int] = []
+def _read_into(fresh: dict[str, list], todo: list[tuple[Path, list]], reader: ModuleType, looking: Looking,
+               workers: int | None, cached: dict) -> None:
+    """The files to read, read into `fresh` in the order of `todo` (whichever worker finished first), so the
+    rows come out the same on every run. Ctrl-C: those read before it cached, and said so."""
+    read: dict[int, Found] = {}  # by index in todo, as the workers finish
     try:
-        if todo:
-            _read_agent_files(reader.__name__, todo, looking.counter.made(), workers, keep)
+        _read_agent_files(reader.__name__, todo, looking.counter.made(), workers, read.__setitem__)
     except KeyboardInterrupt:
+        done = len(read)
+        _into(fresh, todo, read)
         with contextlib.suppress(KeyboardInterrupt), counting.shielded():  # a second Ctrl-C does not cut it short
             looking.counter.flush()
-            if use_cache and read:
+            if looking.use_cache and done:
                 _save_kept(looking, cached, fresh, reader.AGENT)
-        kept = "and kept; the next report carries on" if use_cache else "(--no-cache: none kept)"
-        raise KeyboardInterrupt(f"interrupted: {len(read):,} of {len(todo):,} {reader.NAME} files measured "
-                                f"{kept}") from None
-    rows = []
-    for entry in fresh.values():
-        rows += entry[1]
-        problems.update(entry[2])
-    if use_cache and todo:
-        with counting.shielded():  # Ctrl-C now would lose every file just read: it waits for the save
-            _save_kept(looking, cached, fresh, reader.AGENT)
-    return rows, problems
+        kept = "and kept; the next report carries on" if looking.use_cache else "(--no-cache: none kept)"
+        raise KeyboardInterrupt(f"interrupted: {done:,} of {len(todo):,} {reader.NAME} files measured {kept}") from None
+    _into(fresh, todo, read)
+
+
+def _into(fresh: dict[str, list], todo: list[tuple[Path, list]], read: dict[int, Found]) -> None:
+    for index in sorted(read):
+        (path, stamp), (rows, trouble) = todo[index], read[index]
+        fresh[path_key(path)] = [stamp, rows, trouble]
 
 
 def _save_kept(looking: Looking, cached: dict, fresh: dict, agent: str) -> None:
