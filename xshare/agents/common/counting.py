@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 import threading
+import weakref
 from collections.abc import Iterator
 from typing import Protocol
 
@@ -85,6 +86,7 @@ class LazyCounter:
 
 
 _counter: tokenizers.Counter | None = None  # a pool worker's (see the module's docstring)
+_loaded: weakref.WeakSet[tokenizers.Counter] = weakref.WeakSet()  # counters load_if_counting has loaded
 _most_workers: int | None = None  # the background pass measures with one process (sessions/prefill.py)
 
 
@@ -172,8 +174,10 @@ def load_if_counting(made_here: tokenizers.Counter, to_read: int = 0, workers: i
         wanted = os.environ.get("XSHARE_COUNTER", "")
         fast = wanted == "fastokens" or (
             wanted != "tiktoken" and to_read * TEXT_SHARE >= tokenizers.FAST_MIN_TEXT_BYTES * max(workers, 1))
-        progress.doing("loading the tokenizer", blocking=True)
+        if made_here not in _loaded:  # a second pass (the files read again) finds it loaded: nothing to say
+            progress.doing("loading the tokenizer", blocking=True)
         made_here.load(fast=fast)
+        _loaded.add(made_here)
 
 
 def cores() -> int:
