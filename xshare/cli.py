@@ -27,6 +27,8 @@ HANDLERS = {
     "hook": plugin.cmd_hook, "statusline": plugin.cmd_statusline, "slash": plugin.cmd_slash,
 }
 
+MEASURING = {"report", "collect", "sessions", "advice", "html", "session"}
+
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     """The arguments; `slash` hands whatever it does not know to `report` (which explains it), so that
@@ -57,14 +59,28 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     handler = HANDLERS[args.command]
     try:
-        code = with_state(args.command, bool(getattr(args, "output", None)), lambda: handler(args))
+        with _progress_line(args.command):
+            code = with_state(args.command, bool(getattr(args, "output", None)), lambda: handler(args))
         sys.stdout.flush()  # a closed pipe is met here, not in Python's own flush at exit
         return code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:  # what was measured before it is kept (agents/claude_code/many.py)
+        print(f"xshare: {stop or 'interrupted'}", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader stopped reading (`xshare sessions | head`): no traceback, as `ls` gives none
         _quiet_stdout()
         return 141  # as a shell reports a command a closed pipe stopped (128 + SIGPIPE)
+
+
+def _progress_line(command: str):
+    """A command that may measure many sessions shows what it is doing on stderr when that is a terminal
+    (agents/common/progress.py); the others, the hook's and the status line's among them, start no thread."""
+    import contextlib
+
+    if command not in MEASURING:
+        return contextlib.nullcontext()
+    from xshare.agents.common import progress
+
+    return progress.shown()
 
 
 def _quiet_stdout() -> None:

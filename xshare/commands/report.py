@@ -33,11 +33,13 @@ def _refuse_rows_file(args: argparse.Namespace) -> bool:
 def measure_in_window(args: argparse.Namespace, window):
     """Every session the flags name, measured (problems said on stderr); those that started in the window,
     and how many are still active at its end."""
+    from xshare.agents.common import progress
     from xshare.agents.common.packed import in_window
     from xshare.report.render import CountingPlace
     from xshare.sessions.every_agent import measure
 
     measured = measure(looking(args, since=window.since))
+    progress.doing("summing the sessions")
     report_problems(measured.problems, getattr(args, "demo", False))
     place = CountingPlace(window)
     rows, deferred = in_window(measured.rows, place)  # a session without API calls is a session

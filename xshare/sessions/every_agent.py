@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from xshare.agents.common import progress
 from xshare.agents.common.measured import Measured
 from xshare.agents.common.packed import PackedRows
 from xshare.agents.protocol import Looking
@@ -15,7 +16,12 @@ def measure(looking: Looking) -> Measured:
     ended with (an unusable vocabulary falls back to the estimate once, for the rest)."""
     result = Measured(tokenizer=looking.choice)
     for adapter in registry.REGISTRY:
-        gathered = adapter.measure(looking)
+        progress.doing(f"reading {adapter.name} sessions")
+        try:
+            gathered = adapter.measure(looking)
+        except KeyboardInterrupt:
+            looking.counter.flush()  # what this process counted is kept, whichever agent it was reading
+            raise
         if gathered is None:
             continue
         if isinstance(gathered.rows, PackedRows) and not result.rows:

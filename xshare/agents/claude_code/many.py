@@ -8,8 +8,9 @@ cores, largest first; each worker runs the same incremental reader the live hook
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from datetime import datetime
 from pathlib import Path
@@ -20,11 +21,10 @@ from xshare.agents.claude_code import transcript as claude
 from xshare.agents.claude_code.copies import CallTimes
 from xshare.agents.claude_code.transcript import ClaudeTranscript, TranscriptFile
 from xshare.agents.claude_code.unrecorded import complete_packed, complete_with_unrecorded
-from xshare.agents.common import counting
+from xshare.agents.common import counting, progress
 from xshare.agents.common.counting import LazyCounter, TokenCounter
 from xshare.agents.common.measured import Measured
 from xshare.agents.common.packed import PackedRows
-from xshare.agents.common.progress import Progress
 from xshare.measure import tokens as tokenizers
 from xshare.measure.ids import key_path, normal_id, path_key
 from xshare.measure.row import SessionRow
@@ -33,6 +33,8 @@ from xshare.state.store import dumps, loads
 COPY_FILES = "Claude Code transcripts that copy another file's session (counted once, as that file)"
 _IN_FLIGHT = 4  # batches per worker submitted ahead of the results: workers stay busy, few futures live
 _BATCH_FILES, _BATCH_BYTES = 32, 1 << 20  # small sessions travel to a worker together, up to either
+Packed = tuple[bytes, dict | None, bytes]  # a file's row, problems and calls' times as a worker sends them
+_STOPPING = 30.0  # seconds a worker has to stop after Ctrl-C (it stops within a text or two)
 
 
 def read_file(file: TranscriptFile, current: TokenCounter, copied=(), detail: bool = False) -> ClaudeTranscript:
@@ -82,6 +84,7 @@ def measure_claude(
             result.problems["transcripts that vanished or could not be read"] += 1
         elif oldest_ns is None or stat[1] >= oldest_ns:
             wanted.append((file, stat))
+    progress.doing("reading the rows cache")
     cached = rows_cache.load(choice.name, {path_key(file.path) for file, _ in wanted}) if use_cache else {}
     fresh: dict[str, rows_cache.Entry] = {}
     todo: list[tuple[TranscriptFile, tuple[int, int]]] = []
@@ -93,8 +96,30 @@ def measure_claude(
             todo.append((file, stat))
     del cached, wanted
     todo.sort(key=lambda item: -item[1][0])
-    for (file, stat), (row, problems, times) in zip(todo, _run(todo, counter, workers), strict=True):
+    measured: dict[int, Packed] = {}  # by index in todo, as the workers finish
+    try:
+        _run(todo, counter, workers, measured.__setitem__)
+        _into(fresh, todo, measured)
+        _settle(result, fresh, files, counter, workers, measured=bool(todo), use_cache=use_cache)
+    except KeyboardInterrupt:
+        _into(fresh, todo, measured)
+        raise _interrupted(fresh, todo, counter, use_cache) from None
+    return result
+
+
+def _into(fresh: dict[str, rows_cache.Entry], todo: list, measured: dict[int, Packed]) -> None:
+    """The rows measured, moved into `fresh` in the order of `todo` (whichever worker finished first), so the
+    rows and the cache come out the same on every run."""
+    for index in sorted(measured):
+        (file, stat), (row, problems, times) = todo[index], measured[index]
         fresh[path_key(file.path)] = rows_cache.Entry(stat[0], stat[1], problems, row, times, ())
+    measured.clear()
+
+
+def _settle(result: Measured, fresh: dict[str, rows_cache.Entry], files: list[TranscriptFile], counter: LazyCounter,
+            workers: int | None, measured: bool, use_cache: bool) -> None:
+    """The rows measured or cached, each call billed once (their copies settled), into `result`; cached
+    when any was `measured` or read again."""
     reread = _settle_copies(fresh, files, counter, workers)
     result.copied = {key: frozenset(entry.copied) for key, entry in fresh.items() if entry.copied}
     result.copy_files = frozenset(key for key, entry in fresh.items()
@@ -106,11 +131,26 @@ def measure_claude(
             result.problems.update(entry.problems)
     result.rows = PackedRows(complete_packed([entry.row for key, entry in fresh.items()
                                               if key not in result.copy_files]))
-    if todo:
+    if measured:
         result.tokenizer = counter.choice  # the vocabulary may have proved unusable on load
-    if use_cache and (todo or reread):
-        rows_cache.save(result.tokenizer.name, fresh)
-    return result
+    if use_cache and (measured or reread):
+        progress.doing("saving the rows cache")
+        with counting.shielded():  # Ctrl-C now would lose every row just measured: it waits for the save
+            rows_cache.save(result.tokenizer.name, fresh)
+
+
+def _interrupted(fresh: dict[str, rows_cache.Entry], todo: list, counter: LazyCounter,
+                 use_cache: bool) -> KeyboardInterrupt:
+    """Ctrl-C: the rows of the files measured so far cached (their copies are settled by the next report,
+    with the rest) and this process's counts kept; what to say about it."""
+    done = sum(1 for file, _ in todo if path_key(file.path) in fresh)
+    with contextlib.suppress(KeyboardInterrupt), counting.shielded():  # a second Ctrl-C does not cut it short
+        counter.flush()
+        if use_cache and done:
+            progress.doing("keeping what was measured")
+            rows_cache.save(counter.choice.name, fresh)
+    kept = "and kept; the next report carries on" if use_cache else "(--no-cache: none kept)"
+    return KeyboardInterrupt(f"interrupted: {done:,} of {len(todo):,} Claude Code transcripts measured {kept}")
 
 
 def _settle_copies(fresh: dict[str, rows_cache.Entry], files: list[TranscriptFile],
@@ -118,6 +158,7 @@ def _settle_copies(fresh: dict[str, rows_cache.Entry], files: list[TranscriptFil
     """Each call billed once across every file read, whatever folder or root holds it: a file holding calls
     another file holds earlier is read again with them as copies (agents/claude_code/copies.py). The calls' times
     are decoded a file at a time, never all at once. Returns how many files were read again."""
+    progress.doing("settling copies (calls more than one file holds)")
     by_key = {path_key(file.path): file for file in files}
     names = list(fresh)
     lost = claude_copies.settle([(name, by_key[name].source) for name in names],
@@ -126,9 +167,12 @@ def _settle_copies(fresh: dict[str, rows_cache.Entry], files: list[TranscriptFil
              if tuple(sorted(lost.get(name, ()))) != tuple(fresh[name].copied)]
     # read again over every core, as the first reading was (one file is a tenth of a big history's bytes)
     todo = [(by_key[key], (fresh[key].size, fresh[key].mtime_ns)) for key, _ in again]
-    for (key, lost_here), (row, problems, _) in zip(again, _run(todo, counter, workers, [one for _, one in again]),
-                                                    strict=True):
+
+    def keep(index: int, measured: tuple[bytes, dict | None, bytes]) -> None:
+        (key, lost_here), (row, problems, _) = again[index], measured
         fresh[key] = fresh[key]._replace(problems=problems, row=row, copied=tuple(sorted(lost_here)))
+
+    _run(todo, counter, workers, keep, [one for _, one in again], "reading again the files holding copies:")
     return len(again)
 
 
@@ -145,64 +189,71 @@ def _times(entry: rows_cache.Entry) -> CallTimes:
 def measure_group(files: list[TranscriptFile], copied: list[frozenset[int]]) -> list[tuple[bytes, dict | None, bytes]]:
     """A pool worker's batch, counted with the worker's own counter (made by the pool's initializer)."""
     current = counting.made()
-    measured = [_packed(measure_file(file, current, lost)) for file, lost in zip(files, copied, strict=True)]
-    current.flush()  # what this worker counted, for the others and for later runs
-    return measured
+    with counting.interruptible(current):  # what this worker counted is flushed, for the others and later runs
+        return [_packed(measure_file(file, current, lost)) for file, lost in zip(files, copied, strict=True)]
 
 
-def _run(todo: list, counter: LazyCounter, workers: int | None,
-         copied: list[frozenset[int]] | None = None) -> list[tuple[bytes, dict | None, bytes]]:
-    """Rows in the order of `todo`, each file's `copied` calls (if given) read as another file's. A
-    session's subagent and compaction files replay its texts, so they go to the same worker, whose count
-    cache then tokenizes each shared text once."""
+Kept = Callable[[int, Packed], None]
+
+
+def _run(todo: list, counter: LazyCounter, workers: int | None, keep: Kept,
+         copied: list[frozenset[int]] | None = None, words: str = "measuring") -> None:
+    """Each file's row given to `keep` with its index in `todo` as it is measured, its `copied` calls (if
+    given) read as another file's. A session's subagent and compaction files replay its texts, so they go to
+    the same worker, whose count cache then tokenizes each shared text once. Ctrl-C: the rows measured before
+    it are kept, the workers stopped, then KeyboardInterrupt."""
     if not todo:
-        return []
+        return
     copied = copied or [frozenset()] * len(todo)
     current = counter.made()
     total = sum(stat[0] for _, stat in todo)
     counting.load_if_counting(current, total, workers or counting.cores())
-    progress = Progress(len(todo), total)
-    try:
-        return _run_with(todo, copied, current, workers, total, progress)
-    finally:
-        progress.done()
-
-
-def _run_with(todo: list, copied: list[frozenset[int]], current: tokenizers.Counter, workers: int | None,
-              total: int, progress: Progress) -> list[tuple[bytes, dict | None, bytes]]:
+    progress.measuring(len(todo), total, words)
     workers = counting.workers(workers)
     if workers < 2 or len(todo) < 2 or total < counting.PARALLEL_MIN_BYTES:
-        measured = []
-        for (file, stat), lost in zip(todo, copied, strict=True):
-            measured.append(_packed(measure_file(file, current, lost)))
+        for index, ((file, stat), lost) in enumerate(zip(todo, copied, strict=True)):
+            keep(index, _packed(measure_file(file, current, lost)))
             progress.advance(1, stat[0])
         current.flush()
-        return measured
+        return
+    _run_pool(todo, copied, current, workers, keep)
+
+
+def _run_pool(todo: list, copied: list[frozenset[int]], current: tokenizers.Counter, workers: int,
+              keep: Kept) -> None:
     groups: dict[tuple, list[int]] = {}
     for index, (file, _) in enumerate(todo):
         groups.setdefault(file.parent_id or file.session_id, []).append(index)
     ordered = sorted(groups.values(), key=lambda indexes: -sum(todo[i][1][0] for i in indexes))
-    context = counting.pool_context()
-    results: list = [None] * len(todo)
     pending: dict = {}
 
-    def collect(done: set) -> None:
+    def collect(done: set, stopping: bool = False) -> None:
         for batch in done:
             indexes = pending.pop(batch)  # a done batch's future (and its rows) is not kept past here
+            if batch.cancelled() or (stopping and batch.exception() is not None):
+                continue  # stopped by Ctrl-C: its counts are in the store, its rows measured by the next report
             for index, one in zip(indexes, batch.result(), strict=True):
-                results[index] = one
+                keep(index, one)
             progress.advance(len(indexes), sum(todo[i][1][0] for i in indexes))
 
     counting.share_with_workers(current)
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=counting.use,
+    with ProcessPoolExecutor(workers, mp_context=counting.pool_context(), initializer=counting.start_worker,
                              initargs=(current.choice, current.fast)) as pool:
-        for indexes in _batches(ordered, todo):
-            pending[pool.submit(measure_group, [todo[i][0] for i in indexes], [copied[i] for i in indexes])] = indexes
-            if len(pending) >= workers * _IN_FLIGHT:  # a few batches ahead, not one future per session at once
+        try:
+            for indexes in _batches(ordered, todo):
+                batch = pool.submit(measure_group, [todo[i][0] for i in indexes], [copied[i] for i in indexes])
+                pending[batch] = indexes
+                if len(pending) >= workers * _IN_FLIGHT:  # a few batches ahead, not one future per session at once
+                    collect(wait(pending, return_when=FIRST_COMPLETED).done)
+            while pending:
                 collect(wait(pending, return_when=FIRST_COMPLETED).done)
-        while pending:
-            collect(wait(pending, return_when=FIRST_COMPLETED).done)
-    return results
+        except KeyboardInterrupt:
+            with counting.shielded():
+                for batch in pending:
+                    batch.cancel()  # those not started
+                counting.stop_workers()
+                collect(wait(pending, timeout=_STOPPING).done, stopping=True)  # batches that ended first: kept
+            raise
 
 
 def _batches(ordered: list[list[int]], todo: list) -> Iterator[list[int]]:

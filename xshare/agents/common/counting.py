@@ -8,11 +8,17 @@ initializer (`use`) makes the worker's own (or keeps the one a forked worker inh
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
+import signal
 import sys
+import threading
+import weakref
+from collections.abc import Iterator
 from typing import Protocol
 
+from xshare.agents.common import progress
 from xshare.measure import tokens as tokenizers
 
 # below this much to read, starting worker processes costs more than it saves
@@ -80,6 +86,7 @@ class LazyCounter:
 
 
 _counter: tokenizers.Counter | None = None  # a pool worker's (see the module's docstring)
+_loaded: weakref.WeakSet[tokenizers.Counter] = weakref.WeakSet()  # counters load_if_counting has loaded
 _most_workers: int | None = None  # the background pass measures with one process (sessions/prefill.py)
 
 
@@ -101,6 +108,55 @@ def use(choice: tokenizers.TokenizerChoice, fast: bool = False) -> tokenizers.Co
     return _counter
 
 
+def start_worker(choice: tokenizers.TokenizerChoice, fast: bool = False) -> tokenizers.Counter:
+    """A measuring pool's initializer: `use`, and Ctrl-C ignored between jobs, so it stops a job
+    (`interruptible`), never a worker waiting for one (which would die with a traceback)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return use(choice, fast)
+
+
+def _stop_once(signum, frame) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent passes Ctrl-C on too: one stop is enough
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def interruptible(current: tokenizers.Counter) -> Iterator[None]:
+    """A pool worker's job: Ctrl-C (the terminal's, or the parent's passed on) stops it, and what it counted
+    is kept in the count store either way."""
+    signal.signal(signal.SIGINT, _stop_once)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        current.flush()
+
+
+@contextlib.contextmanager
+def shielded() -> Iterator[None]:
+    """Ctrl-C held off while what was measured is kept (it would cut a save short), and raised after it.
+    Only the main thread receives signals, so elsewhere this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
+
+
+def stop_workers() -> None:
+    """Ctrl-C passed on to this process's workers (a `kill -INT` reaches only the parent); a worker already
+    stopping ignores it."""
+    for child in multiprocessing.active_children():
+        with contextlib.suppress(OSError, TypeError):
+            os.kill(child.pid, signal.SIGINT)  # type: ignore[arg-type]
+
+
 def made() -> tokenizers.Counter:
     """A pool worker's counter, made by the pool's initializer (`use`)."""
     assert _counter is not None, "counting.use() first"
@@ -118,7 +174,10 @@ def load_if_counting(made_here: tokenizers.Counter, to_read: int = 0, workers: i
         wanted = os.environ.get("XSHARE_COUNTER", "")
         fast = wanted == "fastokens" or (
             wanted != "tiktoken" and to_read * TEXT_SHARE >= tokenizers.FAST_MIN_TEXT_BYTES * max(workers, 1))
+        if made_here not in _loaded:  # a second pass (the files read again) finds it loaded: nothing to say
+            progress.doing("loading the tokenizer", blocking=True)
         made_here.load(fast=fast)
+        _loaded.add(made_here)
 
 
 def cores() -> int:

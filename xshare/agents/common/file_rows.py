@@ -6,16 +6,17 @@ with Hermes's database cache (agents/hermes/rows_cache.py); Claude Code's rows a
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed, wait
 from pathlib import Path
 from types import ModuleType
 
 from xshare import METHOD_VERSION
-from xshare.agents.common import counting
+from xshare.agents.common import counting, progress
 from xshare.agents.protocol import Looking
 from xshare.measure import tokens as tokenizers
 from xshare.measure.ids import key_path, path_key
@@ -76,28 +77,56 @@ def database_stamp(path: Path) -> list[int] | None:
 
 
 def _read_agent_file(job: tuple[str, Path], current: tokenizers.Counter | None = None) -> tuple[list[SessionRow], dict]:
-    """One file of another agent: its rows and problems, counted by `current` (in a pool's worker: the
-    worker's own, made by the pool's initializer)."""
+    """One file of another agent: its rows and problems, counted by `current` (else, in a pool's worker, by
+    the worker's own, made by the pool's initializer, and stopped by Ctrl-C with its counts kept)."""
     problems: Counter = Counter()
-    current = current or counting.made()
     reader = importlib.import_module(job[0])  # by name: a job travels to a worker process as plain data
-    rows = reader.read(job[1], current, problems)
-    current.flush()
-    return rows, dict(problems)
+    if current is not None:
+        rows = reader.read(job[1], current, problems)
+        current.flush()
+        return rows, dict(problems)
+    current = counting.made()
+    with counting.interruptible(current):
+        return reader.read(job[1], current, problems), dict(problems)
 
 
-def _read_agent_files(reader: str, todo: list[Path], total: int, current: tokenizers.Counter,
-                      workers: int | None) -> list:
-    jobs = [(reader, path) for path in todo]
+Found = tuple[list[SessionRow], dict]
+
+
+def _read_agent_files(reader: str, todo: list[tuple[Path, list]], current: tokenizers.Counter,
+                      workers: int | None, keep: Callable[[int, Found], None]) -> None:
+    """Each file's rows and problems given to `keep` with its index in `todo` as it is read; Ctrl-C: the
+    workers stopped, the files read before it kept, then KeyboardInterrupt."""
+    jobs = [(reader, path) for path, _ in todo]
+    total = sum(stamp[0] for _, stamp in todo)
     workers = counting.workers(workers)
-    if workers < 2 or len(jobs) < 2 or total < counting.PARALLEL_MIN_BYTES:
-        return [_read_agent_file(job, current) for job in jobs]
-    context = counting.pool_context()
-    counting.load_if_counting(current, total, workers)
+    parallel = workers >= 2 and len(jobs) >= 2 and total >= counting.PARALLEL_MIN_BYTES
+    if parallel:
+        counting.load_if_counting(current, total, workers)
+    progress.measuring(len(jobs), total, f"measuring {importlib.import_module(reader).NAME}:")
+    if not parallel:
+        for index, job in enumerate(jobs):
+            keep(index, _read_agent_file(job, current))
+            progress.advance(1, todo[index][1][0])
+        return
     counting.share_with_workers(current)
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=counting.use,
+    with ProcessPoolExecutor(workers, mp_context=counting.pool_context(), initializer=counting.start_worker,
                              initargs=(current.choice, current.fast)) as pool:
-        return list(pool.map(_read_agent_file, jobs))
+        pending = {pool.submit(_read_agent_file, job): index for index, job in enumerate(jobs)}
+        try:
+            for done in as_completed(list(pending)):
+                index = pending.pop(done)  # kept once, here or after a stop
+                keep(index, done.result())
+                progress.advance(1, todo[index][1][0])
+        except KeyboardInterrupt:
+            with counting.shielded():
+                for future in pending:
+                    future.cancel()  # those not started
+                counting.stop_workers()
+                for future in wait(pending, timeout=30).done:  # the files read before the stop are kept
+                    if not future.cancelled() and future.exception() is None:
+                        keep(pending[future], future.result())
+            raise
 
 
 def measure_agent(
@@ -105,13 +134,29 @@ def measure_agent(
 ) -> tuple[list[SessionRow], Counter]:
     """Rows of another agent's files (sessions/registry.py), each read again only when it changed: a
     session file by its size and mtime, a database by its own and its -wal's (files last written
-    before `looking.since` cannot hold a session in it); counted with `looking.counter`."""
-    since, use_cache = looking.since, looking.use_cache
-    cached = load_cache(looking.counter.choice, reader.AGENT) if use_cache else {}
+    before `looking.since` cannot hold a session in it); counted with `looking.counter`. Ctrl-C: the files
+    read before it are cached, said by the KeyboardInterrupt."""
+    cached = load_cache(looking.counter.choice, reader.AGENT) if looking.use_cache else {}
+    problems: Counter = Counter()
+    fresh, todo = _current_and_changed(reader, files, cached, looking, problems)
+    if todo:
+        _read_into(fresh, todo, reader, looking, workers, cached)
+    rows = []
+    for entry in fresh.values():
+        rows += entry[1]
+        problems.update(entry[2])
+    if looking.use_cache and todo:
+        with counting.shielded():  # Ctrl-C now would lose every file just read: it waits for the save
+            _save_kept(looking, cached, fresh, reader.AGENT)
+    return rows, problems
+
+
+def _current_and_changed(reader: ModuleType, files: list[Path], cached: dict, looking: Looking,
+                         problems: Counter) -> tuple[dict[str, list], list[tuple[Path, list]]]:
+    """The cached entries still current, by path key, and the files to read with their stamps, largest first."""
     fresh: dict[str, list] = {}
     todo: list[tuple[Path, list]] = []
-    problems: Counter = Counter()
-    oldest_ns = int((since.timestamp() - 86400) * 1e9) if since else None
+    oldest_ns = int((looking.since.timestamp() - 86400) * 1e9) if looking.since else None
     for path in files:
         stamp = database_stamp(path) if reader.KIND == "database" else _stat_path(path)
         if stamp is not None and hasattr(reader, "session_files"):
@@ -127,19 +172,38 @@ def measure_agent(
         else:
             todo.append((path, stamp))
     todo.sort(key=lambda item: -item[1][0])
-    if todo:
-        found = _read_agent_files(reader.__name__, [path for path, _ in todo], sum(s[0] for _, s in todo),
-                                  looking.counter.made(), workers)
-        for (path, stamp), (rows, trouble) in zip(todo, found, strict=True):
-            fresh[path_key(path)] = [stamp, rows, trouble]
-    rows = []
-    for entry in fresh.values():
-        rows += entry[1]
-        problems.update(entry[2])
-    if use_cache and todo:
-        kept = {key: entry for key, entry in cached.items() if key_path(key).exists()}
-        save_cache(looking.counter.choice, {**kept, **fresh}, reader.AGENT)
-    return rows, problems
+    return fresh, todo
+
+
+def _read_into(fresh: dict[str, list], todo: list[tuple[Path, list]], reader: ModuleType, looking: Looking,
+               workers: int | None, cached: dict) -> None:
+    """The files to read, read into `fresh` in the order of `todo` (whichever worker finished first), so the
+    rows come out the same on every run. Ctrl-C: those read before it cached, and said so."""
+    read: dict[int, Found] = {}  # by index in todo, as the workers finish
+    try:
+        _read_agent_files(reader.__name__, todo, looking.counter.made(), workers, read.__setitem__)
+    except KeyboardInterrupt:
+        done = len(read)
+        _into(fresh, todo, read)
+        with contextlib.suppress(KeyboardInterrupt), counting.shielded():  # a second Ctrl-C does not cut it short
+            looking.counter.flush()
+            if looking.use_cache and done:
+                _save_kept(looking, cached, fresh, reader.AGENT)
+        kept = "and kept; the next report carries on" if looking.use_cache else "(--no-cache: none kept)"
+        raise KeyboardInterrupt(f"interrupted: {done:,} of {len(todo):,} {reader.NAME} files measured {kept}") from None
+    _into(fresh, todo, read)
+
+
+def _into(fresh: dict[str, list], todo: list[tuple[Path, list]], read: dict[int, Found]) -> None:
+    for index in sorted(read):
+        (path, stamp), (rows, trouble) = todo[index], read[index]
+        fresh[path_key(path)] = [stamp, rows, trouble]
+
+
+def _save_kept(looking: Looking, cached: dict, fresh: dict, agent: str) -> None:
+    """The files read now and the cached ones that still exist."""
+    kept = {key: entry for key, entry in cached.items() if key_path(key).exists()}
+    save_cache(looking.counter.choice, {**kept, **fresh}, agent)
 
 
 def _others_stamp(path: Path, session_files: list[Path]) -> list[int]:

@@ -1,0 +1,65 @@
+"""Ctrl-C while Claude Code's transcripts are read one after another (a small history: no workers): the rows
+of those read before it are cached and said so, exit 130, and the next report reads only the rest, with an
+uninterrupted report's figures. (tests/commands/test_report_interrupted.py types Ctrl-C into a terminal while
+workers read a large one.)"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from big_history import write_big_history
+
+from xshare.agents.claude_code import many
+from xshare.cli import main
+
+FILES = 6
+MEASURE = many.measure_file  # the reader itself, each test's wrapper around it
+
+
+def reading(monkeypatch: pytest.MonkeyPatch, stop_at: int | None = None) -> list[Path]:
+    """The transcripts measured from now on; with `stop_at`, Ctrl-C lands while that one is read."""
+    read: list[Path] = []
+
+    def counted(file, current, copied=()):
+        if len(read) == stop_at:
+            raise KeyboardInterrupt
+        read.append(file.path)
+        return MEASURE(file, current, copied)
+
+    monkeypatch.setattr(many, "measure_file", counted)
+    return read
+
+
+def report(capsys, root: Path) -> tuple[int, str, str]:
+    code = main(["report", "--all", "--json", "--claude-root", str(root)])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def figures(out: str) -> dict:
+    found = json.loads(out)
+    found["window"].pop("until")  # the moment it ran
+    return found
+
+
+def test_ctrl_c_keeps_the_transcripts_read_and_the_next_report_reads_the_rest(tmp_path, monkeypatch, capsys):
+    write_big_history(tmp_path / "claude", sessions=FILES, reads=2, lines=20)
+    root = tmp_path / "claude"
+    read = reading(monkeypatch, stop_at=2)
+    code, out, err = report(capsys, root)
+    assert code == 130 and out == "" and "Traceback" not in err
+    assert err.strip().endswith("xshare: interrupted: 2 of 6 Claude Code transcripts measured and kept; "
+                                "the next report carries on")
+
+    read = reading(monkeypatch)
+    code, out, _ = report(capsys, root)
+    assert code == 0 and len(read) == FILES - 2  # the rest only
+    resumed = figures(out)
+
+    monkeypatch.setenv("XSHARE_HOME", str(tmp_path / "fresh"))
+    read = reading(monkeypatch)
+    code, out, _ = report(capsys, root)
+    assert code == 0 and len(read) == FILES
+    assert figures(out) == resumed and resumed["sessions"] == FILES
