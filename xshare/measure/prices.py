@@ -247,6 +247,10 @@ class RowCost:
     # the table's name of each priced model as recorded, with its calls' dollars (a name twice: two spellings)
     by_model: tuple[tuple[str, float], ...] = ()
 
+    def to_json(self) -> dict[str, Any]:
+        """The session's dollars as `sessions --json` gives them: its split by model is the report's to sum."""
+        return {name: getattr(self, name) for name in self.__dataclass_fields__ if name != "by_model"}
+
 
 NO_USAGE = "no token usage recorded"
 OLD_ROW = ("its cached figures sum the usage of several models: xshare reads its records again (a newer "
