@@ -92,11 +92,9 @@ def _entry(row: SessionRow, names: dict, short: dict[str, str], table) -> dict:
              "exploration_share_of_context": row.get("exploration_share_of_context"),
              "project": names.get((row["agent"], row["id"]))}
     if table is not None:
-        from dataclasses import asdict
-
         from xshare.measure.prices import row_cost
 
-        entry["cost"] = asdict(row_cost(row, table))
+        entry["cost"] = row_cost(row, table).to_json()
     return entry
 
 

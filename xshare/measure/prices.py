@@ -59,10 +59,19 @@ class PriceTable:
     file_models: tuple[str, ...] = ()  # the models that file priced
     # model -> band (BANDS, above "0") -> its whole rates: a long prompt's tier, where the provider has one
     tiers: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    # each model name as recorded -> the table's name: a report asks for the same few names thousands of times
+    _names: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
 
     def name_for(self, model: str | None) -> str | None:
         """The table's name for a model as an agent recorded it, or None when it has no price."""
-        if not isinstance(model, str) or not model.strip():
+        if not isinstance(model, str):
+            return None
+        if model not in self._names:
+            self._names[model] = self._look_up(model)
+        return self._names[model]
+
+    def _look_up(self, model: str) -> str | None:
+        if not model.strip():
             return None
         name = model.strip().lower().split("[")[0]  # claude-opus-4-6[1m]: the same model, a longer window
         candidates = [name, name.rsplit("/", 1)[-1]]  # anthropic/claude-sonnet-4, openai/gpt-5.1
@@ -235,6 +244,12 @@ class RowCost:
     unpriced_calls: int
     unpriced_models: tuple[str, ...] = ()  # as recorded; NO_MODEL for calls whose records name none
     reason: str | None = None  # in plain words, when some or all of the row is unpriced
+    # the table's name of each priced model as recorded, with its calls' dollars (a name twice: two spellings)
+    by_model: tuple[tuple[str, float], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The session's dollars as `sessions --json` gives them: its split by model is the report's to sum."""
+        return {name: getattr(self, name) for name in self.__dataclass_fields__ if name != "by_model"}
 
 
 NO_USAGE = "no token usage recorded"
@@ -259,7 +274,9 @@ def row_cost(row: Mapping[str, Any], table: PriceTable) -> RowCost:
     dollars = prompt = 0.0
     priced = unpriced = 0
     known, missing = False, dict[str, int]()
+    each_model: list[tuple[str, float]] = []
     for model, bands in by_model.items():
+        model_dollars, model_known = 0.0, False
         for band, used in bands.items():
             count = used.get("calls", 0)
             rates = None if model == NO_MODEL else table.rates(model, band)
@@ -268,12 +285,17 @@ def row_cost(row: Mapping[str, Any], table: PriceTable) -> RowCost:
                     unpriced += count
                     missing[model] = missing.get(model, 0) + count
                 continue
-            known = True
+            known = model_known = True
             priced += count
-            dollars += cost(rates, used)
+            call_dollars = cost(rates, used)
+            dollars += call_dollars
+            model_dollars += call_dollars
             prompt += cost(rates, used, PROMPT_KEYS)
+        name = table.name_for(model) if model_known else None
+        if name is not None:
+            each_model.append((name, model_dollars))
     return RowCost(dollars if known else None, prompt if known else None, priced, unpriced, tuple(sorted(missing)),
-                   _unpriced_reason(missing, priced + unpriced) if missing else None)
+                   _unpriced_reason(missing, priced + unpriced) if missing else None, tuple(each_model))
 
 
 def made_no_call(row: Mapping[str, Any]) -> bool:

@@ -293,7 +293,13 @@ def _load_fast(vocab: Path | None):
         from xshare.state.store import atomic_write  # see store_path
 
         atomic_write(plain, data)
-    encode = fastokens.Tokenizer.from_tiktoken(str(plain), encoding=O200K).encode_ordinary
+    flat = fastokens.Tokenizer.from_tiktoken(str(plain), encoding=O200K).encode_batch_flat
+
+    def encode(text: str) -> memoryview:
+        # the ids as one buffer of uint32, no Python int per token: a third less CPU than encode_ordinary's
+        # lists; special tokens' text split as any text, as tiktoken's encode_ordinary does
+        return memoryview(flat([text], split_special_tokens=True)[0]).cast("I")
+
     # fastokens finishes building its tables on the first text (~0.1-0.25 s of CPU): done here, before a
     # report forks its workers, so they inherit them instead of each building its own
     encode("warm up")

@@ -80,7 +80,7 @@ class DollarSums:
         self.partly_priced += bool(cost.unpriced_calls or cost.unpriced_models)
         self.total += dollars
         self.prompt += prompt
-        for name, model_dollars in self._by_model_dollars(row).items():
+        for name, model_dollars in self._by_model_dollars(row, cost).items():
             self.by_model[name][0] += 1
             self.by_model[name][1] += model_dollars
         agent = self.by_agent[row.get("agent") or "unknown"]
@@ -105,19 +105,14 @@ class DollarSums:
         for model in models:
             self.unpriced_calls[model] += sum(entry.get("calls", 0) for entry in by_model.get(model, {}).values())
 
-    def _by_model_dollars(self, row: SessionRow) -> dict[str, int]:
-        """The row's dollars by the table's name of each priced model."""
-        by_model = row.get("usage_by_model")
-        found: dict[str, int] = {}
-        if not isinstance(by_model, dict):
+    def _by_model_dollars(self, row: SessionRow, cost: RowCost) -> dict[str, int]:
+        """The row's dollars by the table's name of each priced model (as `row_cost` found them)."""
+        if not isinstance(row.get("usage_by_model"), dict):
             name = self.table.name_for(row.get("model"))
-            return {name: _nano(row_cost(row, self.table).dollars)} if name else {}
-        for model, bands in by_model.items():
-            name = self.table.name_for(model) if model != NO_MODEL else None
-            if name is not None:
-                one = {"api_calls": sum(entry.get("calls", 0) for entry in bands.values()),
-                       "usage_by_model": {model: bands}}
-                found[name] = found.get(name, 0) + _nano(row_cost(one, self.table).dollars)
+            return {name: _nano(cost.dollars)} if name else {}
+        found: dict[str, int] = {}
+        for name, dollars in cost.by_model:
+            found[name] = found.get(name, 0) + _nano(dollars)
         return found
 
     @property

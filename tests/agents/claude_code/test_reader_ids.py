@@ -26,6 +26,7 @@ from tests.agents.claude_code.test_reader_forks import (
     report,
     totals,
 )
+from xshare.agents.claude_code import copies
 from xshare.agents.claude_code.copies import CallTimes, lost_calls, settle
 from xshare.agents.claude_code.many import COPY_FILES
 from xshare.agents.claude_code.transcript import REUSED_ID
@@ -134,10 +135,13 @@ def packed_times(times: dict) -> CallTimes:
     return CallTimes.from_json(json.loads(json.dumps(packed.to_json())))
 
 
-def test_settling_many_files_decides_as_settling_them_together():
+@pytest.mark.parametrize("small_history", [1 << 19, 0], ids=["repeats-in-a-set", "repeats-in-sorted-arrays"])
+def test_settling_many_files_decides_as_settling_them_together(monkeypatch, small_history):
     """`settle` (every file a command reads, a file's times decoded at a time, packed as the rows cache keeps
     them) names the calls each file loses exactly as `lost_calls` (every file's times at once) does, in any
-    order; a time of another form than Claude Code's is compared as the text it was."""
+    order, whether its repeats are found in a set (a history of up to SMALL_HISTORY calls) or in sorted
+    arrays (past it); a time of another form than Claude Code's is compared as the text it was."""
+    monkeypatch.setattr(copies, "SMALL_HISTORY", small_history)
     rng = random.Random(28)
     calls = [f"req_{n}\x1fmsg_{n}\x1f{1000 + n}" for n in range(60)]
     held, keys = {}, {}

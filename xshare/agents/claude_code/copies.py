@@ -42,6 +42,8 @@ from xshare.measure.digests import DigestMap, digest
 _IDS = re.compile(rb'"(requestId|id)"\s*:\s*"([^"\\]{1,200})"')
 _OVERLAP = 256  # bytes kept from one chunk to the next, so an id cut between chunks is still found
 _LAST = "\uffff"  # sorts after every timestamp: a call without one loses every tie it can
+# calls up to which repeats are found with a set (see _repeated); a big history's 1.2 GB holds about 80,000
+SMALL_HISTORY = 1 << 19
 SEPARATOR = "\x1f"  # between a call key's parts (the ASCII unit separator: no id holds it)
 # Claude Code's own form of a time: its digits, read as one number, sort as the text does
 _STAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z")
@@ -305,6 +307,25 @@ def copies_a_session(times: CallTimes, lost: Iterable[int]) -> bool:
     return len(times) > 0 and all(key in lost for key in times.keys())
 
 
+def _repeated(calls: array) -> set[int] | DigestMap:
+    """The digests that occur more than once. A set up to SMALL_HISTORY calls (about 70 bytes a call while it
+    is built: a warm report over a year of heavy use settles in milliseconds), sorted arrays past it (8 bytes)."""
+    if len(calls) <= SMALL_HISTORY:
+        seen: set[int] = set()
+        return {named for named in calls if named in seen or seen.add(named)}  # type: ignore[func-returns-value]
+    seen_map, shared = DigestMap(), DigestMap()
+    for named in calls:
+        if named in seen_map:
+            shared.put(named)
+        else:
+            seen_map.put(named)
+    return shared
+
+
+def _holds_any(shared: set[int] | DigestMap, calls: array) -> bool:
+    return not shared.isdisjoint(calls) if isinstance(shared, set) else any(named in shared for named in calls)
+
+
 def settle(files: Sequence[tuple[str, str]], times_of: Callable[[int], CallTimes]) -> dict[str, frozenset[int]]:
     """`lost_calls` over any number of files (name, source), each one's calls and times given by
     `times_of(index)`; only the files that lose a call are named. Every file's times are decoded once, and
@@ -314,17 +335,11 @@ def settle(files: Sequence[tuple[str, str]], times_of: Callable[[int], CallTimes
     for index in range(len(files)):
         calls.extend(times_of(index).keys())
         ends.append(len(calls))
-    seen, shared = DigestMap(), DigestMap()
-    for named in calls:
-        if named in seen:
-            shared.put(named)
-        else:
-            seen.put(named)
-    del seen
+    shared = _repeated(calls)
     held: dict[str, tuple[str, dict[int, str | None]]] = {}
     start = 0
     for index, end in enumerate(ends):
-        if len(shared) and any(named in shared for named in calls[start:end]):
+        if shared and _holds_any(shared, calls[start:end]):
             name, source = files[index]
             held[name] = (source, {named: time for named, time in times_of(index).items() if named in shared})
         start = end

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import stat
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -90,10 +91,15 @@ def discover(roots: list[Path], skipped: Counter | None = None) -> list[Transcri
 
     Each file is taken once, at the first path met (roots in their order, paths sorted within each); a
     file lying in one root's projects/ itself but in a project folder of another is taken, not skipped."""
+    return sorted(transcripts(roots, skipped), key=lambda item: str(item.path))
+
+
+def transcripts(roots: list[Path], skipped: Counter | None = None) -> Iterator[TranscriptFile]:
+    """`discover`'s files as they are met (roots in their order, paths sorted within each): whether a root holds
+    any transcript is known at the first, not after every file is examined. `skipped` is filled at the end."""
     skipped = Counter() if skipped is None else skipped
     taken: set[same_file.Identity] = set()
     refused: dict[same_file.Identity, str] = {}
-    found: list[TranscriptFile] = []
     for root in same_file.unique(root for root in roots if root.is_dir()):
         for path in sorted(root.rglob("*.jsonl"), key=str):
             folders = path.relative_to(root).parts[:-1]
@@ -108,9 +114,8 @@ def discover(roots: list[Path], skipped: Counter | None = None) -> list[Transcri
                 refused.setdefault(identity, OUTSIDE_PROJECTS)
             else:
                 taken.add(identity)
-                found.append(describe_reached(path))
+                yield describe_reached(path)
     skipped.update(why for identity, why in refused.items() if identity not in taken)
-    return sorted(found, key=lambda item: str(item.path))
 
 
 def family_files(file: TranscriptFile) -> list[TranscriptFile]:
