@@ -132,11 +132,11 @@ class Counter:
 
             self.store = count_store.shared(store_path(), **({"warn": warn} if warn else {}))
 
-    def load(self, fast: bool = False, why: str = "", warn=None) -> None:
+    def load(self, fast: bool = False, why: str = "") -> None:
         """Load the tokenizer now (before forking workers that will need it); with `fast`, fastokens when
         it is installed and loads (its counts are tiktoken's: tests/measure/test_fast_counter.py), else tiktoken.
         `why` the choice was made is kept for the report, replaced by why fastokens could not count; a fastokens
-        that fails to load is said once through `warn` (not an error: tiktoken counts the same)."""
+        that fails to load is said once on stderr (not an error: tiktoken counts the same)."""
         if self.name == O200K and self._encode is None:
             self.why = why
             if fast and not fast_installed():
@@ -148,7 +148,7 @@ class Counter:
                     return
                 except Exception as error:  # a broken or incompatible fastokens: tiktoken, the reference, counts
                     self.why = f"fastokens could not be loaded ({type(error).__name__}): tiktoken counts the same"
-                    (warn or _stderr)(self.why)
+                    print(f"xshare: {self.why}", file=sys.stderr)
             try:
                 self._encode = _load_o200k(self.choice.vocab).encode_ordinary
                 self.loaded = TIKTOKEN
@@ -258,10 +258,6 @@ class Counter:
                 None,
             )
         return self._periods[char]
-
-
-def _stderr(message: str) -> None:
-    print(f"xshare: {message}", file=sys.stderr)
 
 
 def _unusable(text: str) -> list:
