@@ -24,6 +24,28 @@ git -C "$repo" archive "${snapshot:-HEAD}" | tar -x -C "$work/xshare"
 say "copied $(git -C "$repo" ls-files | wc -l) tracked files to $work/xshare; nothing beside it"
 
 "$python" -m venv "$work/venv"
+# first the README's Quickstart install, `pip install .` with no extras: it has fastokens wherever fastokens has a
+# wheel (its marker holds), and a report says which counter counted its texts (issue 34); the test extras after it
+"$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check "$work/xshare"
+"$work/venv/bin/python" - <<'EOF'
+import importlib.metadata
+import importlib.util
+import sys
+
+from pip._vendor.packaging.requirements import Requirement
+
+fast = [Requirement(line) for line in importlib.metadata.requires("xshare") or () if line.startswith("fastokens")]
+wanted = any(item.marker is None or item.marker.evaluate({"extra": ""}) for item in fast)
+if not fast or wanted != (importlib.util.find_spec("fastokens") is not None):
+    sys.exit(f"fresh-clone.sh: pip install . {'left out' if wanted else 'installed'} fastokens, its marker "
+             f"{'holds' if wanted else 'does not hold'} here")
+print(f"fresh-clone.sh: pip install . {'installed fastokens' if wanted else 'left fastokens out (no wheel here)'}")
+EOF
+counted=$(cd "$work" && XSHARE_HOME="$work/state" "$work/venv/bin/xshare" report --demo 2>/dev/null | grep '^Tokenizer: ' || true)
+case "$counted" in
+    "Tokenizer: o200k_base, counted by "*) say "a report on the demo says which counter counted: $counted" ;;
+    *) say "a report on the demo does not say which counter counted: ${counted:-no Tokenizer line}"; exit 1 ;;
+esac
 "$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check "$work/xshare[test]"
 say "installed into a fresh venv in $((SECONDS - started)) s"
 

@@ -24,6 +24,9 @@ from pathlib import Path
 
 INDEX = "https://pypi.org/simple/"
 PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
+# an environment marker written after a pin (` ; sys_platform == 'linux'`), kept as written: the package is
+# installed only where it holds (fastokens: where a wheel exists, so the wheels-only install never fails)
+MARKER = re.compile(r"\s*(;[^\\]*?)\s*\\?$")
 # lines kept verbatim from the current file: the header (comments before the first pin)
 HEADER_END = "# --- pins (generated) ---"
 
@@ -82,21 +85,22 @@ def verify(file: dict) -> None:
                          f"{digest.hexdigest()}")
 
 
-def render(header: list[str], pins: list[tuple[str, str, list[str], list[dict]]]) -> str:
+def render(header: list[str], pins: list[tuple[str, str, str, list[str], list[dict]]]) -> str:
     lines = [*header, HEADER_END]
-    for name, version, comments, files in pins:
+    for name, version, marker, comments, files in pins:
         lines += comments
         wheels = sum(file["filename"].endswith(".whl") for file in files)
         lines.append(f"# {name}=={version}: {wheels} wheels, CPython {pythons(files)}; "
                      f"{len(files) - wheels} sdist")
-        lines.append(f"{name}=={version} \\")
+        lines.append(f"{name}=={version}{' ' + marker if marker else ''} \\")
         hashes = [f"    --hash=sha256:{file['hashes']['sha256']}" for file in files]
         lines += [line + " \\" for line in hashes[:-1]] + hashes[-1:]
     return "\n".join(lines) + "\n"
 
 
-def parse(text: str) -> tuple[list[str], list[tuple[str, str, list[str]]]]:
-    """The header and each pin with the comment lines written above it by hand (not the generated one)."""
+def parse(text: str) -> tuple[list[str], list[tuple[str, str, str, list[str]]]]:
+    """The header and each pin with its marker (or "") and the comment lines written above it by hand (not the
+    generated one)."""
     header, pins, comments, in_header = [], [], [], True
     for line in text.splitlines():
         if line == HEADER_END:
@@ -104,7 +108,8 @@ def parse(text: str) -> tuple[list[str], list[tuple[str, str, list[str]]]]:
         elif in_header:
             header.append(line)
         elif match := PIN.match(line):
-            pins.append((match.group(1), match.group(2), comments))
+            marker = MARKER.match(line, match.end())
+            pins.append((match.group(1), match.group(2), marker.group(1) if marker else "", comments))
             comments = []
         elif line.startswith("#") and not re.match(r"# \S+==\S+: \d+ wheels", line):
             comments.append(line)
@@ -124,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     header, pins = parse(old)
     wanted = dict(PIN.match(pin).groups() for pin in args.pins)
     result = []
-    for name, version, comments in pins:
+    for name, version, marker, comments in pins:
         files = release_files(args.index, name)
         version = wanted.pop(name, newest(files, name) if args.upgrade else version)
         chosen = files_of(files, name, version)
@@ -132,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"{name}=={version}: no files on {args.index}")
         for file in chosen if args.verify else ():
             verify(file)
-        result.append((name, version, comments, chosen))
+        result.append((name, version, marker, comments, chosen))
     if wanted:
         raise SystemExit(f"not in {args.file}: {', '.join(wanted)} (add a line name==version by hand first)")
     new = render(header, result)
@@ -140,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.file}: {'up to date' if new == old else 'out of date'}")
         return 0 if new == old else 1
     args.file.write_text(new, encoding="utf-8")
-    print(f"{args.file}: " + ", ".join(f"{name}=={version} ({len(files)} files)" for name, version, _, files in result))
+    print(f"{args.file}: " + ", ".join(f"{name}=={version} ({len(files)} files)"
+                                       for name, version, _, _, files in result))
     return 0
 
 

@@ -60,6 +60,7 @@ def report(monkeypatch, capsys, home: Path, homes: dict, rows: Path) -> dict:
     assert main(argv) == 0
     found = json.loads(capsys.readouterr().out)
     found["window"].pop("until")
+    found.pop("counter"), found.pop("counter_note")  # after a pass nothing is counted: the figures are the same
     return found
 
 

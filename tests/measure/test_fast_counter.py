@@ -1,4 +1,4 @@
-"""fastokens (the optional extra xshare[fast]) counts every text exactly as tiktoken does: on every distinct
+"""fastokens (a dependency wherever it has a wheel) counts every text exactly as tiktoken does: on every distinct
 text of ../shared/corpus, on hostile texts and on a seeded fuzz set. And a report picks it only where it
 pays (a cold report with more unknown text than tokens.FAST_MIN_TEXT_BYTES), on the cores it is given."""
 
@@ -17,7 +17,7 @@ from tests.conftest import CORPUS, needs_corpus
 from xshare.agents.common import counting as counter
 from xshare.measure import tokens
 
-pytest.importorskip("fastokens", reason="fastokens (xshare[fast]) is not installed")
+pytest.importorskip("fastokens", reason="fastokens has no wheel for this platform (or was left out)")
 
 
 def counters() -> tuple[tokens.Counter, tokens.Counter]:
@@ -123,5 +123,6 @@ def test_a_report_with_fastokens_has_the_same_figures(tmp_path) -> None:
         assert done.returncode == 0, done.stderr[-500:]
         report = json.loads(done.stdout)
         report.get("window", {}).pop("until", None)
+        assert report.pop("counter") == name and report.pop("counter_note")  # which counted, and why
         outputs.append(report)
     assert outputs[0] == outputs[1]

@@ -97,9 +97,9 @@ class RecordingMade(Recording):
     would count loads it first, as a real one does."""
 
     choice = TokenizerChoice("one-per-character", None, "", remember=False)
-    store, fast = None, False
+    store, fast, loaded, why, known_before = None, False, None, "", None
 
-    def load(self, fast: bool = False) -> None:
+    def load(self, fast: bool = False, why: str = "") -> None:
         pass
 
 

@@ -86,7 +86,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     tally, summed = sum_rows(_priced(rows, dollars), args.by, [] if args.demo else _marks(),
                              dollars.table if dollars is not None else None)
     report = Report(tally.groups(), window, choice.name, choice.note, measured.sources, deferred,
-                    remembered=len(remembered), other_tokenizer=other, dollars=dollars)
+                    remembered=len(remembered), other_tokenizer=other, dollars=dollars,
+                    counter=measured.counted_by[0], counter_note=measured.counted_by[1])
     if args.json:
         print_json({**report.to_json(), **_over_time_json(args.by, summed)})
     else:

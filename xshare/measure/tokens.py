@@ -44,14 +44,17 @@ _UNIFORM_RUN = re.compile(rf"([^\S\r\n])\1{{{LONG_RUN - 1},}}")
 # the counting rule beyond tiktoken itself (the long-run handling below): bump it when a change could
 # alter any count, so counts remembered by an older rule (xshare/measure/count_store.py) are never read
 COUNT_VERSION = 2  # 2: long texts in parts, a long piece that repeats nothing in windows
-# fastokens (the optional extra xshare[fast]) counts exactly as tiktoken does, 3-7x faster on real text,
-# but takes 1-2 s more to load: in CPU it pays from 20-40 MB of text to count (bench/counter_crossover.py)
+# fastokens (a dependency wherever it has a wheel: pyproject.toml) counts exactly as tiktoken does, 3-7x faster on
+# real text, but takes 1-2 s more to load: in CPU it pays from 20-40 MB of text to count (bench/counter_crossover.py)
 FAST_MIN_TEXT_BYTES = 40_000_000
+FASTOKENS, TIKTOKEN = "fastokens", "tiktoken"  # the two exact o200k counters: which one loaded (Counter.loaded)
 _UNSAFE_RUN = re.compile(rf"[^\S\r\n]{{{8 * LONG_RUN},}}")  # tiktoken takes 900k; half a million is safe
 # distinct texts a Counter remembers the counts of (about 150 bytes each): past it the memo is dropped whole
 # and begins again, its counts read from the count store or counted anew (a session of 10M distinct prompts
 # held them all); a year of heavy use has fewer distinct texts than this in its largest session
 SEEN_CAP = 1 << 17
+# why tiktoken counts where fastokens would have paid: it is not installed (no wheel for this platform, or left out)
+FAST_MISSING = "fastokens is not installed here (no wheel for this platform, or left out)"
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,7 @@ def _tiktoken_installed() -> bool:
 
 
 def fast_installed() -> bool:
-    """Whether the optional exact counter fastokens can be used (xshare[fast]); nothing is imported."""
+    """Whether the exact counter fastokens is installed (where it has a wheel); nothing is imported."""
     import importlib.util  # only when deciding whether a cold report may load it
 
     return importlib.util.find_spec("fastokens") is not None
@@ -113,6 +116,9 @@ class Counter:
         self._blocks: dict[tuple[str, str], tuple[int, int] | None] = {}  # long pieces' (see long_text.py)
         self.fallbacks = 0  # texts tiktoken failed on, estimated as characters / 4
         self.fast = False  # counting with fastokens (load(fast=True)), equal to tiktoken's counts
+        self.loaded: str | None = None  # FASTOKENS or TIKTOKEN once loaded in this process
+        self.why = ""  # why that one, in plain words (the report's Tokenizer line); "" when loaded on a first text
+        self.known_before: int | None = None  # counts remembered when a report began (agents/common/counting.py)
         self.store: CountStore | None = None
         if choice.name == O200K:
             try:  # checked now, loaded on the first text to count: one tokenizer for the whole run
@@ -126,19 +132,26 @@ class Counter:
 
             self.store = count_store.shared(store_path(), **({"warn": warn} if warn else {}))
 
-    def load(self, fast: bool = False) -> None:
+    def load(self, fast: bool = False, why: str = "") -> None:
         """Load the tokenizer now (before forking workers that will need it); with `fast`, fastokens when
-        it is installed and loads (its counts are tiktoken's: tests/measure/test_fast_counter.py), else tiktoken."""
+        it is installed and loads (its counts are tiktoken's: tests/measure/test_fast_counter.py), else tiktoken.
+        `why` the choice was made is kept for the report, replaced by why fastokens could not count; a fastokens
+        that fails to load is said once on stderr (not an error: tiktoken counts the same)."""
         if self.name == O200K and self._encode is None:
-            if fast and fast_installed():
+            self.why = why
+            if fast and not fast_installed():
+                self.why = FAST_MISSING
+            elif fast:
                 try:
                     self._encode = _load_fast(self.choice.vocab)
-                    self.fast = True
+                    self.fast, self.loaded = True, FASTOKENS
                     return
-                except Exception:  # a broken or incompatible fastokens: tiktoken, the reference, counts
-                    pass
+                except Exception as error:  # a broken or incompatible fastokens: tiktoken, the reference, counts
+                    self.why = f"fastokens could not be loaded ({type(error).__name__}): tiktoken counts the same"
+                    print(f"xshare: {self.why}", file=sys.stderr)
             try:
                 self._encode = _load_o200k(self.choice.vocab).encode_ordinary
+                self.loaded = TIKTOKEN
             except Exception:  # the file passed its check, so tiktoken itself is broken: see _count
                 self._encode = _unusable
 

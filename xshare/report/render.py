@@ -321,6 +321,10 @@ class Report:
     remembered: int = 0  # sessions counted from xshare's history: their transcript is gone
     other_tokenizer: int = 0  # remembered sessions left out: counted with another tokenizer
     dollars: DollarSums | None = None  # None: dollars turned off (or a rollup, which does not price)
+    # which counter counted this run's new texts (fastokens, tiktoken; None: none loaded) and why, in plain words;
+    # both "" for a rollup of rows files, which counts nothing
+    counter: str | None = None
+    counter_note: str = ""
 
     @property
     def sessions(self) -> int:
@@ -333,6 +337,8 @@ class Report:
             "method": METHOD_VERSION,
             "tokenizer": self.tokenizer,
             "tokenizer_note": self.tokenizer_note or None,
+            "counter": self.counter,
+            "counter_note": self.counter_note or None,
             "window": {**self.window.to_json(), "deferred_sessions": self.deferred},
             "sources": self.sources,
             "sessions": self.sessions,
@@ -391,10 +397,9 @@ class Report:
         prose = [*(reading_lines(self.groups, READINGS) or ["  no interactive sessions in the window"]),
                  *notes_lines(self.groups)]
         lines += [part for line in prose for part in wrap(line, width, "    ")]
-        note = f" ({self.tokenizer_note})" if self.tokenizer_note else ""
         notes = (*COLUMN_NOTES[:4], *([REREAD_NOTE] if reread else []), *([NEURALMIND_NOTE] if neuralmind else []),
                  *COLUMN_NOTES[4:])
-        lines += ["", *wrap(f"Tokenizer: {self.tokenizer}{note}", width), ""]
+        lines += ["", *wrap(f"Tokenizer: {self._tokenizer_text()}", width), ""]
         lines += [part for line in notes for part in wrap(line, line_width, "  ")]
         if appendix:
             lines += appendix.rstrip("\n").split("\n")
@@ -413,6 +418,13 @@ class Report:
             return ""
         return (f"{count:,} session{'s' if count != 1 else ''}: the records cannot explain the bill; "
                 f"{'their shares are' if count != 1 else 'its share is'} unknown (below, by agent).")
+
+    def _tokenizer_text(self) -> str:
+        """o200k_base and which counter counted the new texts, and why; an estimate with its reason."""
+        if self.counter:
+            return f"{self.tokenizer}, counted by {self.counter} ({self.counter_note})"
+        note = self.tokenizer_note or self.counter_note
+        return f"{self.tokenizer} ({note})" if note else self.tokenizer
 
     def _history_note(self) -> str:
         """The header's word on sessions counted from the history rather than a transcript."""

@@ -169,15 +169,61 @@ def load_if_counting(made_here: tokenizers.Counter, to_read: int = 0, workers: i
     it only on its first unknown text, and a report whose texts are all known never loads it. When the
     `to_read` bytes of records hold enough text to pay for loading it, fastokens counts (if installed): its
     load is paid once, before the workers fork, and what it saves is shared by them, hence `workers` times.
-    $XSHARE_COUNTER=tiktoken or fastokens overrides that choice (benchmarks; ruling out the extra)."""
-    if made_here.store is None or not len(made_here.store):
-        wanted = os.environ.get("XSHARE_COUNTER", "")
-        fast = wanted == "fastokens" or (
-            wanted != "tiktoken" and to_read * TEXT_SHARE >= tokenizers.FAST_MIN_TEXT_BYTES * max(workers, 1))
-        if made_here not in _loaded:  # a second pass (the files read again) finds it loaded: nothing to say
-            progress.doing("loading the tokenizer", blocking=True)
-        made_here.load(fast=fast)
-        _loaded.add(made_here)
+    $XSHARE_COUNTER=tiktoken or fastokens overrides that choice (benchmarks; ruling out fastokens). The
+    choice and why are kept on `made_here` for the report (`how_counted`)."""
+    known = len(made_here.store) if made_here.store is not None else 0
+    if known:
+        if made_here.known_before is None:  # the first agent's: later ones see the same, unrefreshed store
+            made_here.known_before = known
+        return
+    wanted = os.environ.get("XSHARE_COUNTER", "")
+    pays_from = int(tokenizers.FAST_MIN_TEXT_BYTES * max(workers, 1) / TEXT_SHARE)
+    if wanted in (tokenizers.FASTOKENS, tokenizers.TIKTOKEN):
+        fast, why = wanted == tokenizers.FASTOKENS, f"XSHARE_COUNTER={wanted}"
+    elif to_read >= pays_from:
+        fast, why = True, f"loaded because {_size(to_read)} of records was to be counted from nothing"
+    else:
+        fast, why = False, (f"fewer texts than fastokens' load pays for: {_size(to_read)} of records to count "
+                            f"from nothing, it pays from {_size(pays_from)}")
+    if made_here not in _loaded:  # a second pass (the files read again) finds it loaded: nothing to say
+        progress.doing("loading the tokenizer", blocking=True)
+    made_here.load(fast=fast, why=why)
+    _loaded.add(made_here)
+
+
+def how_counted(counter: LazyCounter) -> tuple[str | None, str]:
+    """Which counter counted this request's new texts (fastokens, tiktoken, or None: none was loaded) and
+    why, in plain words, for the report's Tokenizer line. A worker that loaded tiktoken on a text no run had
+    counted is seen in the count store it added to; the figures are the same whichever counted."""
+    if counter.choice.name != tokenizers.O200K:
+        return None, ""  # an estimate: the Tokenizer line already says why
+    made = counter.made() if counter.is_made() else None
+    if made is not None and made.loaded is not None:
+        if made.loaded == tokenizers.FASTOKENS:
+            return made.loaded, f"exact, the same counts as tiktoken; {made.why}"
+        if made.why:
+            return made.loaded, made.why
+    added = _added_to_store(made) if made is not None else 0
+    if made is not None and (made.loaded is not None or added):
+        remembered = made.known_before or (made.store is not None and len(made.store) > added)
+        return tokenizers.TIKTOKEN, ("the texts no earlier run had counted; fastokens loads only when counting "
+                                     "from nothing" if remembered else "fewer texts than fastokens' load pays for")
+    return None, "every count remembered from earlier runs: no tokenizer loaded"
+
+
+def _added_to_store(made: tokenizers.Counter) -> int:
+    """Counts the store gained since the report began (its workers', and the hook's meanwhile)."""
+    if made.store is None or made.known_before is None:
+        return 0
+    made.store.refresh()
+    return max(len(made.store) - made.known_before, 0)
+
+
+def _size(count: int) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if count >= scale:
+            return f"{count / scale:.1f} {unit}"
+    return f"{count} bytes"
 
 
 def cores() -> int:

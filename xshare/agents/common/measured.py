@@ -1,5 +1,5 @@
-"""What measuring sessions gives: their rows (packed), the problems met, the tokenizer that counted them,
-which agents were read and where xshare looked."""
+"""What measuring sessions gives: their rows (packed), the problems met, the tokenizer that counted them (and
+which counter counted the new texts, and why), which agents were read and where xshare looked."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from xshare.measure import tokens as tokenizers
 @dataclass
 class Measured:
     tokenizer: tokenizers.TokenizerChoice  # the one asked for, until a reader says it fell back
+    # fastokens, tiktoken or None (none loaded), and why in plain words: agents/common/counting.py how_counted
+    counted_by: tuple[str | None, str] = (None, "")
     rows: PackedRows = field(default_factory=PackedRows)
     problems: Counter = field(default_factory=Counter)
     sources: dict[str, str] = field(default_factory=dict)  # agent -> "read" | "not found"
