@@ -75,7 +75,10 @@ def test_sessions_lists_each_sessions_dollars_and_sorts_by_cost(capsys, demo_roo
     listed = json.loads(out)["sessions"]
     assert code == 0 and listed
     for entry in listed:
-        assert entry["cost"] == json.loads(json.dumps(asdict(row_cost(by_id[entry["id"]], shipped()))))
+        priced = row_cost(by_id[entry["id"]], shipped())
+        shown = {name: value for name, value in asdict(priced).items() if name != "by_model"}  # the report's to sum
+        assert entry["cost"] == json.loads(json.dumps(shown))
+        assert sum(dollars for _, dollars in priced.by_model) == pytest.approx(priced.dollars or 0.0)
     code, out, _ = run(capsys, "sessions", "--all", "--estimate", "--claude-root", str(demo_root), "--sort", "cost")
     lines = [line for line in out.splitlines() if line.split() and by_id.get(_full(line.split()[0], by_id))]
     dollars = [row_cost(by_id[_full(line.split()[0], by_id)], shipped()).dollars for line in lines]
