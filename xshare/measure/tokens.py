@@ -45,8 +45,9 @@ _UNIFORM_RUN = re.compile(rf"([^\S\r\n])\1{{{LONG_RUN - 1},}}")
 # alter any count, so counts remembered by an older rule (xshare/measure/count_store.py) are never read
 COUNT_VERSION = 2  # 2: long texts in parts, a long piece that repeats nothing in windows
 # fastokens (a dependency wherever it has a wheel: pyproject.toml) counts exactly as tiktoken does, 3-7x faster on
-# real text, but takes 1-2 s more to load: in CPU it pays from 20-40 MB of text to count (bench/counter_crossover.py)
-FAST_MIN_TEXT_BYTES = 40_000_000
+# real text, but takes 1-2 s more to load: it pays from 22-30 MB of text to count, measured on the bench's 1.22 GB
+# yardstick's texts (bench/report_speed.py; 40 MB was measured on the corpus's, which tiktoken counts faster)
+FAST_MIN_TEXT_BYTES = 25_000_000
 FASTOKENS, TIKTOKEN = "fastokens", "tiktoken"  # the two exact o200k counters: which one loaded (Counter.loaded)
 _UNSAFE_RUN = re.compile(rf"[^\S\r\n]{{{8 * LONG_RUN},}}")  # tiktoken takes 900k; half a million is safe
 # distinct texts a Counter remembers the counts of (about 150 bytes each): past it the memo is dropped whole
