@@ -5,14 +5,13 @@ workers read a large one.)"""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from big_history import write_big_history
+from report_figures import figures, report_json
 
 from xshare.agents.claude_code import many
-from xshare.cli import main
 
 FILES = 6
 MEASURE = many.measure_file  # the reader itself, each test's wrapper around it
@@ -32,36 +31,22 @@ def reading(monkeypatch: pytest.MonkeyPatch, stop_at: int | None = None) -> list
     return read
 
 
-def report(capsys, root: Path) -> tuple[int, str, str]:
-    code = main(["report", "--all", "--json", "--claude-root", str(root)])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def figures(out: str) -> dict:
-    found = json.loads(out)
-    found["window"].pop("until")  # the moment it ran
-    for said in ("counter", "counter_note"):  # which counter counted: the resumed run counts fewer texts
-        found.pop(said)
-    return found
-
-
 def test_ctrl_c_keeps_the_transcripts_read_and_the_next_report_reads_the_rest(tmp_path, monkeypatch, capsys):
     write_big_history(tmp_path / "claude", sessions=FILES, reads=2, lines=20)
     root = tmp_path / "claude"
     read = reading(monkeypatch, stop_at=2)
-    code, out, err = report(capsys, root)
+    code, out, err = report_json(capsys, "--claude-root", str(root))
     assert code == 130 and out == "" and "Traceback" not in err
     assert err.strip().endswith("xshare: interrupted: 2 of 6 Claude Code transcripts measured and kept; "
                                 "the next report carries on")
 
     read = reading(monkeypatch)
-    code, out, _ = report(capsys, root)
+    code, out, _ = report_json(capsys, "--claude-root", str(root))
     assert code == 0 and len(read) == FILES - 2  # the rest only
     resumed = figures(out)
 
     monkeypatch.setenv("XSHARE_HOME", str(tmp_path / "fresh"))
     read = reading(monkeypatch)
-    code, out, _ = report(capsys, root)
+    code, out, _ = report_json(capsys, "--claude-root", str(root))
     assert code == 0 and len(read) == FILES
     assert figures(out) == resumed and resumed["sessions"] == FILES

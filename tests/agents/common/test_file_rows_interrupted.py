@@ -3,11 +3,11 @@ cached and said so, exit 130, and the next report reads only the rest, with an u
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from agent_fixtures import codex_session
+from report_figures import figures, report_json
 
 from xshare.agents.codex import reader as codex
 from xshare.cli import main
@@ -36,37 +36,23 @@ def reading(monkeypatch: pytest.MonkeyPatch, stop_at: int | None = None) -> list
     return read
 
 
-def report(capsys, home: Path) -> tuple[int, str, str]:
-    code = main(["report", "--all", "--json", "--codex-home", str(home)])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def figures(out: str) -> dict:
-    found = json.loads(out)
-    found["window"].pop("until")  # the moment it ran
-    for said in ("counter", "counter_note"):  # which counter counted: the resumed run counts fewer texts
-        found.pop(said)
-    return found
-
-
 def test_ctrl_c_keeps_the_files_read_and_the_next_report_reads_the_rest(tmp_path, monkeypatch, capsys):
     home = sessions(tmp_path / "codex")
     read = reading(monkeypatch, stop_at=2)
-    code, out, err = report(capsys, home)
+    code, out, err = report_json(capsys, "--codex-home", str(home))
     assert code == 130 and out == ""
     assert err.strip().endswith("xshare: interrupted: 2 of 5 Codex CLI files measured and kept; "
                                 "the next report carries on")
     assert len(read) == 2
 
     read = reading(monkeypatch)
-    code, out, _ = report(capsys, home)
+    code, out, _ = report_json(capsys, "--codex-home", str(home))
     assert code == 0 and len(read) == FILES - 2  # the rest only
     resumed = figures(out)
 
     monkeypatch.setenv("XSHARE_HOME", str(tmp_path / "fresh"))
     read = reading(monkeypatch)
-    code, out, _ = report(capsys, home)
+    code, out, _ = report_json(capsys, "--codex-home", str(home))
     assert code == 0 and len(read) == FILES
     assert figures(out) == resumed and resumed["sessions"] == FILES
 
