@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from otlp_receiver import OtlpReceiver
+from otlp_receiver import OtlpReceiver, bypass_proxies
 
 from xshare.cli import main
 from xshare.demo import write_demo_corpus
@@ -24,6 +24,11 @@ CUMULATIVE, DELTA = 2, 1  # the proto's AggregationTemporality
 @pytest.fixture
 def demo_root(tmp_path: Path) -> Path:
     return write_demo_corpus(tmp_path / "claude")
+
+
+@pytest.fixture(autouse=True)
+def direct(monkeypatch: pytest.MonkeyPatch) -> None:
+    bypass_proxies(monkeypatch)
 
 
 @pytest.fixture

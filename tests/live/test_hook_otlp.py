@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from otlp_receiver import OtlpReceiver
+from otlp_receiver import OtlpReceiver, bypass_proxies
 
 from tests.conftest import session_json
 from xshare.demo import write_demo_corpus
@@ -32,6 +32,7 @@ def no_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         monkeypatch.setenv(name, "")  # so that the test's end removes what the hook set
         monkeypatch.delenv(name)
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
+    bypass_proxies(monkeypatch)
 
 
 @pytest.fixture
