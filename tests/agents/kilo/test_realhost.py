@@ -19,135 +19,50 @@ import json
 import os
 import shlex
 import shutil
-import sqlite3
 import subprocess
 from pathlib import Path
 
 import pytest
-from chat_hosts import compare_with_the_wire, make_project, tool, wait_until, xshare_rows
-from chat_wire import ChatWire
-from fake_openai import FakeOpenAI, Reply
-
-from xshare.agents.common import unseen
+from chat_hosts import compare_with_the_wire, tool, wait_until
+from fake_openai import Reply
+from opencode_forks import ForkHost, a_continued_session, another_model_with_a_subagent, reads_searches_and_edits
 
 KILO = os.environ.get("XSHARE_TEST_KILO", "")
 SKIP = None if KILO and Path(KILO).is_file() else \
     "XSHARE_TEST_KILO does not name a kilo launcher (.ci/run installs @kilocode/cli 7.7.7)"
 pytestmark = [pytest.mark.realhost, pytest.mark.skipif(SKIP is not None, reason=SKIP or "")]
-MODELS = ("fake-model", "other-model")
 
 
-class Host:
-    def __init__(self, tmp_path: Path, replies: list[Reply]) -> None:
-        self.tmp = tmp_path
-        self.project = make_project(tmp_path / "project")
-        self.data = tmp_path / "data"
-        self.fake = FakeOpenAI(replies, lifetime=600, max_requests=300, wire=ChatWire("kilo")).start()
-        models = {name: {"name": name, "tool_call": True, "limit": {"context": 200000, "output": 8000}}
-                  for name in MODELS}
-        config = {"model": f"fake/{MODELS[0]}", "autoupdate": False, "share": "disabled",
-                  "permission": {"edit": "allow", "bash": "allow", "webfetch": "allow"},
-                  "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "Fake", "models": models,
-                                        "options": {"baseURL": self.fake.base_url, "apiKey": "not-a-real-key"}}}}
-        home = tmp_path / "home"
-        home.mkdir(exist_ok=True)
+class Host(ForkHost):
+    agent, launcher = "kilo", KILO
+
+    def configured(self, config: dict) -> dict[str, str]:
         # KILO_CONFIG_CONTENT: the whole config, so nothing of the machine's user is read
-        self.env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
-                    "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(self.data),
-                    "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CACHE_HOME": str(tmp_path / "cache"),
-                    "KILO_CONFIG_CONTENT": json.dumps(config), "KILO_AUTH_CONTENT": "{}",
-                    "KILO_DISABLE_AUTOUPDATE": "1", "KILO_DISABLE_MODELS_FETCH": "1",
-                    "KILO_DISABLE_LSP_DOWNLOAD": "1", "KILO_DISABLE_DEFAULT_PLUGINS": "1",
-                    "XSHARE_HOME": str(tmp_path / "xshare-home")}
-
-    @property
-    def database(self) -> Path:
-        return self.data / "kilo" / "kilo.db"
-
-    def run(self, prompt: str, *extra: str) -> None:
-        ran = subprocess.run([KILO, "run", "--auto", *extra, prompt], env=self.env, cwd=self.project,
-                             stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
-        assert ran.returncode == 0, ran.stderr[-3000:]
-
-    def steps(self) -> int:
-        """step-finish parts in the database, read-only (WAL: what Kilo committed)."""
-        connection = sqlite3.connect(f"file:{self.database}?mode=ro", uri=True)
-        try:
-            return connection.execute("SELECT count(*) FROM part WHERE data LIKE '%\"step-finish\"%'").fetchone()[0]
-        finally:
-            connection.close()
-
-    def settled_rows(self) -> list[dict]:
-        """xshare's rows once every call the server answered is in the database (never an exit's race)."""
-        assert wait_until(lambda: self.steps() >= len(self.fake.billed("main"))), "steps never reached the server's"
-        rows, stderr = xshare_rows(self.env, self.tmp, "--kilo-db", str(self.database))
-        assert "unknown" not in stderr and "could not" not in stderr and "not a JSON" not in stderr, stderr
-        return [row for row in rows if row["agent"] == "kilo"]
+        return {"KILO_CONFIG_CONTENT": json.dumps(config), "KILO_AUTH_CONTENT": "{}",
+                "KILO_DISABLE_AUTOUPDATE": "1", "KILO_DISABLE_MODELS_FETCH": "1",
+                "KILO_DISABLE_LSP_DOWNLOAD": "1", "KILO_DISABLE_DEFAULT_PLUGINS": "1"}
 
     def titles_named(self, rows: list[dict]) -> None:
         """Up to one title request is named for each top-level session, none counted: `kilo run` may exit
         before the request is sent, or after it is answered and before its title is stored."""
-        titles = len(self.fake.billed("title"))
-        named = sum(unseen.counts(row.get(unseen.FIELD)).get("kilo_title", 0) for row in rows)
+        titles, named = len(self.fake.billed("title")), self.titles_of(rows)
         top_level = sum(1 for row in rows if row["source"] == "interactive")
         assert titles <= named == top_level, (named, titles, top_level)
 
+    def continued_titles(self, titles: int) -> bool:
+        return titles <= 1
+
 
 def test_default_model_reads_searches_and_edits(tmp_path: Path) -> None:
-    replies = [tool("read", filePath="app.py"), tool("grep", pattern="helper_1", path="src"),
-               tool("bash", command="grep -n gamma notes.txt", description="find gamma"),
-               tool("bash", command="ls -la src && wc -l src/lib.py", description="list"),
-               tool("edit", filePath="app.py", oldString="return 42", newString="return 43"),
-               tool("bash", command="touch done.flag", description="mark"), Reply(text="Edited app.py.")]
-    host = Host(tmp_path, replies)
-    try:
-        host.run("Look around, then make main return 43.")
-        rows = host.settled_rows()
-        assert len(rows) == 1 and rows[0]["source"] == "interactive" and rows[0]["model"] == MODELS[0]
-        figures = compare_with_the_wire(rows, host.fake)
-        assert figures["calls"] == len(replies) and rows[0]["billed_tokens"]["edit"] > 0
-        assert rows[0]["billed_tokens"]["shell"] > 0  # the touch
-        host.titles_named(rows)
-        assert (host.project / "app.py").read_text().count("return 43") == 1
-    finally:
-        host.fake.stop()
+    reads_searches_and_edits(Host, tmp_path)
 
 
 def test_another_model_with_a_subagent(tmp_path: Path) -> None:
-    replies = [tool("task", description="Read the notes", prompt="Read notes.txt and report its lines.",
-                    subagent_type="general"),
-               tool("read", filePath="notes.txt"), Reply(text="Three lines: alpha, beta, gamma."),  # the child
-               tool("read", filePath="src/lib.py"), Reply(text="The notes have three lines.")]
-    host = Host(tmp_path, replies)
-    try:
-        host.run("Have a subagent read the notes.", "--model", f"fake/{MODELS[1]}")
-        rows = host.settled_rows()
-        by_source = {row["source"]: row for row in rows}
-        assert sorted(by_source) == ["interactive", "subagent"]
-        assert by_source["subagent"]["parent"] == by_source["interactive"]["id"]
-        assert by_source["subagent"]["api_calls"] == 2 and by_source["interactive"]["model"] == MODELS[1]
-        compare_with_the_wire(rows, host.fake)
-        host.titles_named(rows)
-        assert unseen.FIELD not in by_source["subagent"]
-    finally:
-        host.fake.stop()
+    another_model_with_a_subagent(Host, tmp_path)
 
 
 def test_a_continued_session(tmp_path: Path) -> None:
-    replies = [tool("read", filePath="notes.txt"), Reply(text="Three lines."),
-               tool("bash", command="grep -c helper src/lib.py", description="count"), Reply(text="40 helpers.")]
-    host = Host(tmp_path, replies)
-    try:
-        host.run("What is in notes.txt?")
-        assert wait_until(lambda: host.steps() == 2)
-        host.run("And how many helpers are in src/lib.py?", "--continue")
-        rows = host.settled_rows()
-        assert len(rows) == 1 and rows[0]["api_calls"] == 4  # one session, both turns
-        compare_with_the_wire(rows, host.fake)
-        host.titles_named(rows)
-        assert len(host.fake.billed("title")) <= 1  # a continued session is not named again
-    finally:
-        host.fake.stop()
+    a_continued_session(Host, tmp_path)
 
 
 def _tmux(name: str, *keys: str, literal: bool = False) -> None:
