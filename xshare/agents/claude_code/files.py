@@ -95,17 +95,15 @@ def discover(roots: list[Path], skipped: Counter | None = None) -> list[Transcri
 
 
 def transcripts(roots: list[Path], skipped: Counter | None = None) -> Iterator[TranscriptFile]:
-    """`discover`'s files as they are met (roots in their order, paths sorted within each): whether a root holds
-    any transcript is known at the first, not after every file is examined. `skipped` is filled at the end."""
+    """`discover`'s files as they are met (roots in their order, paths sorted within each). `skipped` is filled
+    at the end."""
     skipped = Counter() if skipped is None else skipped
     taken: set[same_file.Identity] = set()
     refused: dict[same_file.Identity, str] = {}
     for root in same_file.unique(root for root in roots if root.is_dir()):
-        for path in sorted(root.rglob("*.jsonl"), key=str):
-            folders = path.relative_to(root).parts[:-1]
-            if passed_over(folders, path.name):
-                continue
-            identity, status = same_file.examine(path)
+        for name, folders in sorted(named_jsonl(str(root))):
+            path = Path(name)
+            identity, status = same_file.examine(name)
             if identity in taken:
                 continue
             if status is None or not stat.S_ISREG(status.st_mode):
@@ -116,6 +114,43 @@ def transcripts(roots: list[Path], skipped: Counter | None = None) -> Iterator[T
                 taken.add(identity)
                 yield describe_reached(path)
     skipped.update(why for identity, why in refused.items() if identity not in taken)
+
+
+def any_transcript(roots: list[Path]) -> bool:
+    """Whether the roots hold a transcript `transcripts` would take: stops at the first, unsorted."""
+    for root in roots:
+        for name, folders in named_jsonl(str(root)) if root.is_dir() else ():
+            status = same_file.examine(name)[1]
+            if folders and status is not None and stat.S_ISREG(status.st_mode):
+                return True
+    return False
+
+
+def named_jsonl(root: str) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """Every entry named *.jsonl under `root` that is not passed over, as `Path.rglob` meets them (any kind of
+    entry; a symlinked folder is not entered, nor is one that cannot be listed), with the folders between
+    `root` and it, in no order. os.scandir, not rglob: a report over thousands of transcripts spent a fifth of
+    its time in pathlib's walk; tool-results/ folders are never entered."""
+    stack: list[tuple[str, tuple[str, ...]]] = [(root, ())]
+    while stack:
+        folder, folders = stack.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    name = entry.name
+                    if name.endswith(".jsonl") and not passed_over(folders, name):
+                        yield entry.path, folders
+                    if name != "tool-results" and _is_folder(entry):
+                        stack.append((entry.path, (*folders, name)))
+        except OSError:  # unreadable or gone meanwhile: its transcripts cannot be read either
+            continue
+
+
+def _is_folder(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def family_files(file: TranscriptFile) -> list[TranscriptFile]:
