@@ -18,7 +18,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -179,7 +178,7 @@ def parse(data: object, where: str = "prices") -> PriceTable:
 @lru_cache(maxsize=1)
 def shipped() -> PriceTable:
     """The table that ships with xshare."""
-    text = resources.files("xshare.measure").joinpath("prices.json").read_text(encoding="utf-8")
+    text = (Path(__file__).parent / "prices.json").read_text(encoding="utf-8")  # as the vocabulary: installed as files
     return parse(json.loads(text), "xshare's price table")
 
 
