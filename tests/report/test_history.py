@@ -114,6 +114,19 @@ def test_the_last_line_wins_and_a_torn_line_is_skipped(tmp_path: Path):
     assert history.recall()[("claude-code", "s1")]["tokenizer"] == "estimate"  # another tokenizer replaces
 
 
+def test_two_sessions_of_one_id_are_remembered_once_not_at_every_report(tmp_path: Path):
+    """Two roots may each hold a transcript.jsonl: one key, two rows. The first is remembered; the next report,
+    measuring the same two, adds nothing (it added both again at every report, the file growing without end)."""
+    base = {"id": "transcript", "agent": "claude-code", "tokenizer": "t", "method": 5, **FIGURES}
+    measured = [{**base, "api_calls": 1}, {**base, "api_calls": 2}]
+    history.keep(measured)
+    lines = history.history_path().read_bytes().count(b"\n")
+    for _ in range(3):
+        assert not history.keep(measured)  # nothing remembered beyond the two measured
+    assert history.history_path().read_bytes().count(b"\n") == lines == 1
+    assert history.recall()[("claude-code", "transcript")]["api_calls"] == 1
+
+
 def test_a_long_history_is_compacted(tmp_path: Path):
     rows = [{"id": f"s{index % 10}", "agent": "claude-code", "tokenizer": "t", "method": 5, "api_calls": 0, **FIGURES,
              "last_activity": f"2026-11-01T10:{index // 10:02d}:00Z"} for index in range(600)]

@@ -182,9 +182,11 @@ def keep(measured: Iterable[SessionRow]) -> Remembered:
     remembered = recall()
     changed: list[bytes] = []
     failed = False
+    kept: set[tuple[str, str]] = set()
     for row in measured:
-        if not isinstance(row.get("id"), str):
-            continue
+        if not isinstance(row.get("id"), str) or key(row) in kept:
+            continue  # of two sessions one id names (two roots' transcript.jsonl), the first is remembered
+        kept.add(key(row))
         slimmed, line = slim(row), remembered.lines.pop(key(row), None)
         if line is None or loads(line) != slimmed:
             changed.append(dumps(slimmed) + b"\n")
