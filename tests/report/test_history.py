@@ -55,6 +55,38 @@ def test_a_deleted_transcript_still_counts(capsys, demo_root: Path):
     assert without["sessions"] == before["sessions"] - after["remembered_sessions"]
 
 
+def test_a_report_measuring_what_the_last_one_kept_takes_the_other_lines_where_they_lie(
+        capsys, demo_root: Path, monkeypatch: pytest.MonkeyPatch):
+    """kept.json: the same rows measured and the file untouched since, the gone sessions' lines are taken where
+    the last report found them, not read again with the rest; anything appended meanwhile (the hook's turn, a
+    bad line) and the file is read whole again. Every report counts the same and warns the same."""
+    report(capsys, demo_root, "--json")
+    for path in interactive_transcripts(demo_root)[:2]:
+        path.unlink()
+    whole_reads: list[int] = []
+    real = history._read
+    monkeypatch.setattr(history, "_read", lambda: whole_reads.append(1) or real())
+
+    def reported() -> tuple[tuple, int, str]:
+        before = len(whole_reads)
+        assert main(["report", "--all", "--json"]) == 0
+        out, err = capsys.readouterr()
+        data = json.loads(out)
+        return (data["groups"], data["sessions"], data["remembered_sessions"]), len(whole_reads) - before, err
+
+    cold, read, _ = reported()
+    assert read == 1 and cold[2] == 2
+    assert reported()[:2] == (cold, 0)  # from kept.json
+    with history.history_path().open("ab") as handle:
+        handle.write(b'{"id": "s9", "agent": "claude-code"}\n')  # no figures: refused
+    figures, read, err = reported()
+    assert (figures, read) == (cold, 1) and "the history: 1 line with impossible figures" in err
+    figures, read, again = reported()
+    assert (figures, read, again) == (cold, 0, err)  # the same warning, from kept.json
+    (history.history_path().parent / "kept.json").write_text("{not json")
+    assert reported()[:2] == (cold, 1)
+
+
 def test_a_report_on_a_named_folder_is_on_it_alone(capsys, demo_root: Path, tmp_path: Path):
     report(capsys, demo_root, "--json")
     other = write_demo_corpus(tmp_path / "other")
