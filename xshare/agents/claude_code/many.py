@@ -57,6 +57,8 @@ def measure_file(file: TranscriptFile, current: TokenCounter, copied=()) -> tupl
 
 
 def _stat(file: TranscriptFile) -> tuple[int, int] | None:
+    if file.found is not None:
+        return file.found  # discovery's, a moment ago
     try:
         stat = file.path.stat()
     except OSError:
