@@ -83,7 +83,13 @@ def test_a_report_measuring_what_the_last_one_kept_takes_the_other_lines_where_t
     assert (figures, read) == (cold, 1) and "the history: 1 line with impossible figures" in err
     figures, read, again = reported()
     assert (figures, read, again) == (cold, 0, err)  # the same warning, from kept.json
-    (history.history_path().parent / "kept.json").write_text("{not json")
+    note = history.history_path().parent / "kept.json"
+    kept = json.loads(note.read_text())
+    assert len(kept["other"]) == 2
+    kept["other"][0][2] += 1  # a line's place off by a byte: not that session's row
+    note.write_text(json.dumps(kept))
+    assert reported()[:2] == (cold, 1)
+    note.write_text("{not json")
     assert reported()[:2] == (cold, 1)
 
 

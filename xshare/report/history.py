@@ -285,7 +285,8 @@ def _kept_before(digest: str) -> Remembered | None:
             for agent, session, offset, length in note["other"]:
                 handle.seek(offset)
                 lines[(agent, session)] = line = handle.read(length)
-                if len(line) != length:
+                row = loads(line)  # checked as when the file is read whole: the note is input too
+                if row_problem(row) is not None or key(row) != (agent, session):
                     return None
     except (OSError, ValueError, TypeError, KeyError):
         return None
