@@ -55,6 +55,44 @@ def test_a_deleted_transcript_still_counts(capsys, demo_root: Path):
     assert without["sessions"] == before["sessions"] - after["remembered_sessions"]
 
 
+def test_a_report_measuring_what_the_last_one_kept_takes_the_other_lines_where_they_lie(
+        capsys, demo_root: Path, monkeypatch: pytest.MonkeyPatch):
+    """kept.json: the same rows measured and the file untouched since, the gone sessions' lines are taken where
+    the last report found them, not read again with the rest; anything appended meanwhile (the hook's turn, a
+    bad line) and the file is read whole again. Every report counts the same and warns the same."""
+    report(capsys, demo_root, "--json")
+    for path in interactive_transcripts(demo_root)[:2]:
+        path.unlink()
+    whole_reads: list[int] = []
+    real = history._read
+    monkeypatch.setattr(history, "_read", lambda: whole_reads.append(1) or real())
+
+    def reported() -> tuple[tuple, int, str]:
+        before = len(whole_reads)
+        assert main(["report", "--all", "--json"]) == 0
+        out, err = capsys.readouterr()
+        data = json.loads(out)
+        return (data["groups"], data["sessions"], data["remembered_sessions"]), len(whole_reads) - before, err
+
+    cold, read, _ = reported()
+    assert read == 1 and cold[2] == 2
+    assert reported()[:2] == (cold, 0)  # from kept.json
+    with history.history_path().open("ab") as handle:
+        handle.write(b'{"id": "s9", "agent": "claude-code"}\n')  # no figures: refused
+    figures, read, err = reported()
+    assert (figures, read) == (cold, 1) and "the history: 1 line with impossible figures" in err
+    figures, read, again = reported()
+    assert (figures, read, again) == (cold, 0, err)  # the same warning, from kept.json
+    note = history.history_path().parent / "kept.json"
+    kept = json.loads(note.read_text())
+    assert len(kept["other"]) == 2
+    kept["other"][0][2] += 1  # a line's place off by a byte: not that session's row
+    note.write_text(json.dumps(kept))
+    assert reported()[:2] == (cold, 1)
+    note.write_text("{not json")
+    assert reported()[:2] == (cold, 1)
+
+
 def test_a_report_on_a_named_folder_is_on_it_alone(capsys, demo_root: Path, tmp_path: Path):
     report(capsys, demo_root, "--json")
     other = write_demo_corpus(tmp_path / "other")
@@ -112,6 +150,19 @@ def test_the_last_line_wins_and_a_torn_line_is_skipped(tmp_path: Path):
     assert remembered[("claude-code", "s1")]["api_calls"] == 3
     history.remember([{**base, "tokenizer": "estimate", "api_calls": 2, "last_activity": "2026-11-01T10:30:00Z"}])
     assert history.recall()[("claude-code", "s1")]["tokenizer"] == "estimate"  # another tokenizer replaces
+
+
+def test_two_sessions_of_one_id_are_remembered_once_not_at_every_report(tmp_path: Path):
+    """Two roots may each hold a transcript.jsonl: one key, two rows. The first is remembered; the next report,
+    measuring the same two, adds nothing (it added both again at every report, the file growing without end)."""
+    base = {"id": "transcript", "agent": "claude-code", "tokenizer": "t", "method": 5, **FIGURES}
+    measured = [{**base, "api_calls": 1}, {**base, "api_calls": 2}]
+    history.keep(measured)
+    lines = history.history_path().read_bytes().count(b"\n")
+    for _ in range(3):
+        assert not history.keep(measured)  # nothing remembered beyond the two measured
+    assert history.history_path().read_bytes().count(b"\n") == lines == 1
+    assert history.recall()[("claude-code", "transcript")]["api_calls"] == 1
 
 
 def test_a_long_history_is_compacted(tmp_path: Path):

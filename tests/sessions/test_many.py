@@ -116,7 +116,7 @@ def test_a_damaged_cache_line_is_read_again_with_the_same_figures(capsys, claude
     build(claude, 0, 12)
     cold, _ = report(capsys)
     lines = rows_cache.cache_file().read_bytes().splitlines(keepends=True)
-    assert len(lines) == 13  # a header and one line a transcript
+    assert len(lines) == 14 and lines[1].startswith(b"settled\t")  # a header, what was settled, a line a transcript
     lines[3] = lines[3][:40] + b"\n"  # torn inside its head
     lines[5] = b"not json at all\t{}\n"
     lines[7] = lines[7].split(b"\t")[0] + b"\n"  # no row
@@ -124,7 +124,7 @@ def test_a_damaged_cache_line_is_read_again_with_the_same_figures(capsys, claude
     again, err = report(capsys)
     assert err == ""  # the cache's own trouble is no user's problem: those files are simply read again
     assert again["groups"] == cold["groups"]
-    assert len(rows_cache.cache_file().read_bytes().splitlines()) == 13  # and written whole again
+    assert len(rows_cache.cache_file().read_bytes().splitlines()) == 14  # and written whole again
 
 
 def test_an_old_whole_file_cache_is_ignored_and_removed(capsys, claude: Path):

@@ -21,10 +21,12 @@ if TYPE_CHECKING:
 
 def _refuse_rows_file(args: argparse.Namespace) -> bool:
     """Before measuring: True (after saying why) when --rows names a file xshare must not write."""
-    from xshare.report.outputs import refusal
+    if not args.rows:
+        return False
+    from xshare.report.outputs import refusal  # what it checks costs a warm report a tenth of its time to import
     from xshare.report.rows import not_rows
 
-    why = (refusal(Path(args.rows), named_homes(args)) or not_rows(Path(args.rows))) if args.rows else None
+    why = refusal(Path(args.rows), named_homes(args)) or not_rows(Path(args.rows))
     if why:
         say(f"could not write the rows file {args.rows}: {why}")
     return why is not None

@@ -18,7 +18,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +41,7 @@ _VERSION_DOT = re.compile(r"(?<=\d)\.(?=\d)")  # Hermes's claude-sonnet-4.5 is A
 BAND_BOUNDS = (100_000, 200_000, 272_000)
 BANDS = ("0", *map(str, BAND_BOUNDS))
 NO_MODEL = "no model recorded"  # usage_by_model's key for calls whose records name no model
+_UNSEEN = object()  # a rates memo's miss (None is a known answer: no price)
 
 
 class PriceError(ValueError):
@@ -61,6 +61,7 @@ class PriceTable:
     tiers: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     # each model name as recorded -> the table's name: a report asks for the same few names thousands of times
     _names: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
+    _rates: dict[tuple[str, str], dict[str, float] | None] = field(default_factory=dict, compare=False, repr=False)
 
     def name_for(self, model: str | None) -> str | None:
         """The table's name for a model as an agent recorded it, or None when it has no price."""
@@ -86,6 +87,14 @@ class PriceTable:
 
     def rates(self, model: str | None, band: str = "0") -> dict[str, float] | None:
         """A model's rates for a call in this band (the highest tier the band reaches; its base below any)."""
+        if not isinstance(model, str):
+            return None
+        found = self._rates.get((model, band), _UNSEEN)
+        if found is _UNSEEN:
+            found = self._rates[model, band] = self._rates_of(model, band)
+        return found  # type: ignore[return-value]  # _UNSEEN is never stored
+
+    def _rates_of(self, model: str, band: str) -> dict[str, float] | None:
         name = self.name_for(model)
         if name is None:
             return None
@@ -108,6 +117,8 @@ class PriceTable:
 
 
 def _number(value: object) -> bool:
+    if type(value) is int:  # nearly every count: the general test below costs a report over many sessions
+        return value >= 0
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
 
 
@@ -179,7 +190,7 @@ def parse(data: object, where: str = "prices") -> PriceTable:
 @lru_cache(maxsize=1)
 def shipped() -> PriceTable:
     """The table that ships with xshare."""
-    text = resources.files("xshare.measure").joinpath("prices.json").read_text(encoding="utf-8")
+    text = (Path(__file__).parent / "prices.json").read_text(encoding="utf-8")  # as the vocabulary: installed as files
     return parse(json.loads(text), "xshare's price table")
 
 
@@ -210,7 +221,7 @@ def load(path: str | None = None) -> PriceTable:
 
 def cost(rates: dict[str, float], usage: dict, keys: tuple[str, ...] = RATE_KEYS) -> float:
     """Dollars for a usage (tokens by kind) at these rates; kinds the usage lacks count as none."""
-    return sum(rates[key] * usage.get(key, 0) for key in keys if _number(usage.get(key, 0))) * PER_TOKEN
+    return sum(rates[key] * used for key in keys if _number(used := usage.get(key, 0))) * PER_TOKEN
 
 
 def price_usage(model: str | None, usage: dict, table: PriceTable | None = None) -> float | None:

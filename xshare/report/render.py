@@ -5,7 +5,6 @@ Everything here works on session rows, so stdout can only ever hold aggregates.
 
 from __future__ import annotations
 
-import statistics
 from array import array
 from collections import Counter
 from collections.abc import Iterable
@@ -243,6 +242,8 @@ class GroupSums:
 
     def figures(self, agent: str, source: str) -> dict:
         """The group's figures, as the report prints them."""
+        import statistics  # it brings fractions and decimal: loaded when a group is summed, not at start-up
+
         billed = dict(zip(CATEGORIES, self.billed, strict=True))
         first_time = dict(zip(CATEGORIES, self.first_time, strict=True))
         pooled = share(self.covered_exploration, self.covered_context)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 from agent_fixtures import Counted
 
+from tests.conftest import CORPUS, needs_corpus
+from xshare.agents.claude_code.files import NOT_REGULAR, any_transcript, passed_over
 from xshare.agents.claude_code.transcript import (
     INTERACTIVE,
     INTERNAL,
@@ -261,6 +264,48 @@ def test_discovery_layouts_and_ids(tmp_path: Path):
     found = {str(file.path.relative_to(projects)): (file.session_id, file.source, file.parent_id)
              for file in discover([projects])}
     assert found == files
+
+
+def as_rglob_found(root: Path) -> list[Path]:
+    """The transcripts under one root as discovery found them before it walked with os.scandir (the reference)."""
+    taken = []
+    for path in sorted(root.rglob("*.jsonl"), key=str):
+        folders = path.relative_to(root).parts[:-1]
+        if folders and not passed_over(folders, path.name) and path.is_file() and path not in taken:
+            taken.append(path)
+    return taken
+
+
+def test_discovery_takes_what_rglob_took_and_no_more(tmp_path: Path):
+    """Any entry named *.jsonl is looked at (a folder so named is refused and counted); a linked folder is not
+    entered, a linked file is its target's session; tool-results/ holds no transcript."""
+    projects = tmp_path / "projects"
+    for name in ("-p/b.jsonl", "-p/a.jsonl", "-p/s1/subagents/agent-x.jsonl", "-p/s1/tool-results/t.jsonl"):
+        (projects / name).parent.mkdir(parents=True, exist_ok=True)
+        (projects / name).write_text("")
+    (projects / "-p" / "odd.jsonl").mkdir()
+    elsewhere = tmp_path / "elsewhere" / "-q"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "c.jsonl").write_text("")
+    (projects / "-q").symlink_to(elsewhere, target_is_directory=True)
+    (projects / "-p" / "linked.jsonl").symlink_to(elsewhere / "c.jsonl")
+    skipped: Counter = Counter()
+    found = discover([projects], skipped)
+    assert [str(file.path.relative_to(projects)) for file in found] == [
+        "-p/a.jsonl", "-p/b.jsonl", "-p/linked.jsonl", "-p/s1/subagents/agent-x.jsonl"]
+    assert found[2].session_id == "c" and skipped == Counter({NOT_REGULAR: 1})
+    assert [file.path for file in found] == as_rglob_found(projects)
+    assert any_transcript([projects]) and not any_transcript([elsewhere.parent / "none"])
+    (projects / "-p").rename(tmp_path / "moved")
+    assert not any_transcript([projects])  # only the linked folder's, never entered
+
+
+@needs_corpus
+def test_discovery_of_every_corpus_root_matches_the_reference():
+    roots = sorted(path for path in (CORPUS / "claude").glob("*/projects") if path.is_dir())
+    assert roots
+    for root in roots:
+        assert [file.path for file in discover([root])] == as_rglob_found(root), root
 
 
 def test_roots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_home: Path):

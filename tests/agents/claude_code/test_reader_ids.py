@@ -236,6 +236,31 @@ def test_a_backup_copy_is_one_session_in_every_view(capsys, tmp_path: Path, wher
     assert totals(report_out) == billed and report_out["sessions"] == 1 and COPY_FILES not in err
 
 
+def test_a_warm_report_settles_copies_again_only_when_the_files_differ(capsys, monkeypatch, tmp_path: Path):
+    """The rows cache names the files its copies were settled over: a report over the same files, none changed,
+    takes their settling as it is; over other files (a root left out, then named again) it settles again,
+    and the copy is still one session."""
+    roots, original, copy, provider = backed_up(tmp_path, "another root")
+    billed = (len(provider.calls), sum(provider.calls))
+    settled = []
+    monkeypatch.setattr(copies, "settle", lambda *args, real=copies.settle: settled.append(1) or real(*args))
+    argv = ("report", "--all", "--no-history", "--hermes-db", str(tmp_path / "none.db"))
+
+    def reported(*more: str) -> tuple[tuple[int, int], int, str]:
+        before = len(settled)
+        out, err = run_with_err(capsys, *argv, *more)
+        return totals(out), len(settled) - before, err
+
+    assert reported(*roots)[:2] == (billed, 1)  # cold: read and settled
+    figures, settling, err = reported(*roots)
+    assert (figures, settling) == (billed, 0) and COPY_FILES in err  # warm: the copy still said, not settled
+    assert reported("--claude-root", str(tmp_path / "claude"))[:2] == (billed, 1)  # one root: its own settling
+    assert reported(*roots)[:2] == (billed, 1)  # both again: settled again, not taken from the one root's
+    assert reported(*roots)[:2] == (billed, 0)
+    copy.write_text(copy.read_text())  # rewritten alike: a newer modification time is another file
+    assert reported(*roots)[:2] == (billed, 1)
+
+
 def test_a_copy_that_went_on_on_its_own_is_a_session_of_its_own_calls(capsys, tmp_path: Path):
     """A copy that bills calls of its own (the config folder copied to another machine, the session resumed
     there too) stays a session: those calls are billed nowhere else. The calls both files hold are billed

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from xshare.agents.claude_code import copies
 from xshare.agents.claude_code import transcript as claude
-from xshare.agents.claude_code.files import describe_reached, transcripts
+from xshare.agents.claude_code.files import any_transcript, describe_reached
 from xshare.agents.claude_code.many import copy_source, find_sessions, measure_claude, measure_session, read_file
 from xshare.agents.claude_code.pages import children_by_parent, most_recent, session_found
 from xshare.agents.claude_code.projects import project_names
@@ -128,7 +128,7 @@ class ClaudeCode:
         """A project folder named beside its projects/ holds transcripts measured through the other root, though,
         named alone, they lie outside any project folder: not a typo."""
         folder = Path(place).expanduser()
-        return (next(transcripts(self.roots([place])), None) is not None
+        return (any_transcript(self.roots([place]))
                 or (folder.is_dir() and next(folder.rglob("*.jsonl"), None) is not None))
 
     def holds(self, path: Path, given: list[str] | None) -> str | None:

@@ -11,7 +11,7 @@ import os
 import stat
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from xshare.agents.common import same_file
@@ -31,6 +31,8 @@ class TranscriptFile:
     session_id: str
     source: str
     parent_id: str | None = None
+    # (size, modification time) as discovery found them: the rows cache's test, without a second stat
+    found: tuple[int, int] | None = field(default=None, compare=False, repr=False)
 
     @property
     def is_sidechain_file(self) -> bool:
@@ -55,26 +57,26 @@ def resolve_root(directory: str | Path) -> Path:
     return path / "projects" if (path / "projects").is_dir() else path
 
 
-def describe(path: Path) -> TranscriptFile:
+def describe(path: Path, found: tuple[int, int] | None = None) -> TranscriptFile:
     """Which session a transcript file is, from its place alone."""
     stem = normal_id(path.stem)
     if not stem.startswith("agent-"):
-        return TranscriptFile(path, stem, INTERACTIVE)
+        return TranscriptFile(path, stem, INTERACTIVE, None, found)
     source = INTERNAL if stem.startswith(INTERNAL_PREFIXES) else SUBAGENT
     parts = path.parts
     if "subagents" in parts:
         # <session>/subagents/agent-x.jsonl, or <session>/subagents/workflows/<run>/agent-x.jsonl
         session = normal_id(parts[len(parts) - 2 - parts[::-1].index("subagents")])
-        return TranscriptFile(path, f"{session}/{stem}", source, session)
-    return TranscriptFile(path, stem, source)  # 2.0.x: agent-*.jsonl beside the sessions
+        return TranscriptFile(path, f"{session}/{stem}", source, session, found)
+    return TranscriptFile(path, stem, source, None, found)  # 2.0.x: agent-*.jsonl beside the sessions
 
 
-def describe_reached(path: Path) -> TranscriptFile:
+def describe_reached(path: Path, is_link: bool | None = None, found: tuple[int, int] | None = None) -> TranscriptFile:
     """The session of the file a path reaches: a symlink to a transcript is that transcript, under the name
     Claude Code gave it (the id the hook and `xshare session` know it by), whatever the link is called."""
-    if not os.path.islink(path):
-        return describe(path)
-    return replace(describe(Path(os.path.realpath(path))), path=path)
+    if not (os.path.islink(path) if is_link is None else is_link):
+        return describe(path, found)
+    return replace(describe(Path(os.path.realpath(path)), found), path=path)
 
 
 def passed_over(folders: tuple[str, ...], name: str) -> bool:
@@ -95,17 +97,14 @@ def discover(roots: list[Path], skipped: Counter | None = None) -> list[Transcri
 
 
 def transcripts(roots: list[Path], skipped: Counter | None = None) -> Iterator[TranscriptFile]:
-    """`discover`'s files as they are met (roots in their order, paths sorted within each): whether a root holds
-    any transcript is known at the first, not after every file is examined. `skipped` is filled at the end."""
+    """`discover`'s files as they are met (roots in their order, paths sorted within each). `skipped` is filled
+    at the end."""
     skipped = Counter() if skipped is None else skipped
     taken: set[same_file.Identity] = set()
     refused: dict[same_file.Identity, str] = {}
     for root in same_file.unique(root for root in roots if root.is_dir()):
-        for path in sorted(root.rglob("*.jsonl"), key=str):
-            folders = path.relative_to(root).parts[:-1]
-            if passed_over(folders, path.name):
-                continue
-            identity, status = same_file.examine(path)
+        for name, folders, is_link in sorted(named_jsonl(str(root))):
+            identity, status = same_file.examine(name)
             if identity in taken:
                 continue
             if status is None or not stat.S_ISREG(status.st_mode):
@@ -114,8 +113,45 @@ def transcripts(roots: list[Path], skipped: Counter | None = None) -> Iterator[T
                 refused.setdefault(identity, OUTSIDE_PROJECTS)
             else:
                 taken.add(identity)
-                yield describe_reached(path)
+                yield describe_reached(Path(name), is_link, (status.st_size, status.st_mtime_ns))
     skipped.update(why for identity, why in refused.items() if identity not in taken)
+
+
+def any_transcript(roots: list[Path]) -> bool:
+    """Whether the roots hold a transcript `transcripts` would take: stops at the first, unsorted."""
+    for root in roots:
+        for name, folders, _ in named_jsonl(str(root)) if root.is_dir() else ():
+            status = same_file.examine(name)[1]
+            if folders and status is not None and stat.S_ISREG(status.st_mode):
+                return True
+    return False
+
+
+def named_jsonl(root: str) -> Iterator[tuple[str, tuple[str, ...], bool]]:
+    """Every entry named *.jsonl under `root` that is not passed over, as `Path.rglob` meets them (any kind of
+    entry; a symlinked folder is not entered, nor is one that cannot be listed), with the folders between
+    `root` and it and whether it is a link, in no order. os.scandir, not rglob: a report over thousands of
+    transcripts spent a fifth of its time in pathlib's walk; tool-results/ folders are never entered."""
+    stack: list[tuple[str, tuple[str, ...]]] = [(root, ())]
+    while stack:
+        folder, folders = stack.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    name = entry.name
+                    if name.endswith(".jsonl") and not passed_over(folders, name):
+                        yield entry.path, folders, entry.is_symlink()
+                    if name != "tool-results" and _is_folder(entry):
+                        stack.append((entry.path, (*folders, name)))
+        except OSError:  # unreadable or gone meanwhile: its transcripts cannot be read either
+            continue
+
+
+def _is_folder(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def family_files(file: TranscriptFile) -> list[TranscriptFile]:

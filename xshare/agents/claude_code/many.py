@@ -60,6 +60,8 @@ def measure_file(file: TranscriptFile, current: TokenCounter, copied=()) -> tupl
 
 
 def _stat(file: TranscriptFile) -> tuple[int, int] | None:
+    if file.found is not None:
+        return file.found  # discovery's, a moment ago
     try:
         stat = file.path.stat()
     except OSError:
@@ -122,8 +124,12 @@ def _into(fresh: dict[str, rows_cache.Entry], todo: list, measured: dict[int, Pa
 def _settle(result: Measured, fresh: dict[str, rows_cache.Entry], files: list[TranscriptFile], counter: LazyCounter,
             workers: int | None, measured: bool, use_cache: bool) -> None:
     """The rows measured or cached, each call billed once (their copies settled), into `result`; cached
-    when any was `measured` or read again."""
-    reread = _settle_copies(fresh, files, counter, workers)
+    when any was `measured` or the copies were settled again."""
+    stamp = rows_cache.settled_stamp(fresh) if use_cache else None
+    # the same files as at the last settling, none changed: their `copied` stand (a tenth of a warm report)
+    unsettled = measured or stamp is None or stamp != rows_cache.settled(result.tokenizer.name)
+    if unsettled:
+        _settle_copies(fresh, files, counter, workers)
     result.copied = {key: frozenset(entry.copied) for key, entry in fresh.items() if entry.copied}
     result.copy_files = frozenset(key for key, entry in fresh.items()
                                   if entry.copied and claude_copies.copies_a_session(_times(entry), entry.copied))
@@ -136,10 +142,10 @@ def _settle(result: Measured, fresh: dict[str, rows_cache.Entry], files: list[Tr
                                               if key not in result.copy_files]))
     if measured:
         result.tokenizer = counter.choice  # the vocabulary may have proved unusable on load
-    if use_cache and (measured or reread):
+    if use_cache and unsettled:
         progress.doing("saving the rows cache")
         with counting.shielded():  # Ctrl-C now would lose every row just measured: it waits for the save
-            rows_cache.save(result.tokenizer.name, fresh)
+            rows_cache.save(result.tokenizer.name, fresh, stamp)
 
 
 def _interrupted(fresh: dict[str, rows_cache.Entry], todo: list, counter: LazyCounter,
@@ -157,10 +163,10 @@ def _interrupted(fresh: dict[str, rows_cache.Entry], todo: list, counter: LazyCo
 
 
 def _settle_copies(fresh: dict[str, rows_cache.Entry], files: list[TranscriptFile],
-                   counter: LazyCounter, workers: int | None = None) -> int:
+                   counter: LazyCounter, workers: int | None = None) -> None:
     """Each call billed once across every file read, whatever folder or root holds it: a file holding calls
     another file holds earlier is read again with them as copies (agents/claude_code/copies.py). The calls' times
-    are decoded a file at a time, never all at once. Returns how many files were read again."""
+    are decoded a file at a time, never all at once."""
     progress.doing("settling copies (calls more than one file holds)")
     by_key = {path_key(file.path): file for file in files}
     names = list(fresh)
@@ -176,7 +182,6 @@ def _settle_copies(fresh: dict[str, rows_cache.Entry], files: list[TranscriptFil
         fresh[key] = fresh[key]._replace(problems=problems, row=row, copied=tuple(sorted(lost_here)))
 
     _run(todo, counter, workers, keep, [one for _, one in again], "reading again the files holding copies:")
-    return len(again)
 
 
 def _packed(measured: tuple[SessionRow, dict, CallTimes]) -> tuple[bytes, dict | None, bytes]:

@@ -12,8 +12,9 @@ time. A different tokenizer or method version makes every entry stale.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
@@ -45,6 +46,31 @@ _LAYOUT = 2  # 2: calls by their keys' digests, times packed (a cache of call ke
 
 def _header(tokenizer: str) -> bytes:
     return dumps({"method": METHOD_VERSION, "tokenizer": tokenizer, "layout": _LAYOUT}) + b"\n"
+
+
+_SETTLED = b"settled\t"  # one tab: never taken for an entry (two), by this version or an older one
+
+
+def settled_stamp(entries: Mapping[str, Entry]) -> bytes:
+    """What settling copies depends on, in a few bytes: each file's path, size and modification time (not
+    their order: copies.billing_files)."""
+    digest = hashlib.blake2b(digest_size=16)
+    for name in sorted(entries):
+        entry = entries[name]
+        digest.update(dumps([name, entry.size, entry.mtime_ns]))
+    return digest.hexdigest().encode()
+
+
+def settled(tokenizer: str) -> bytes | None:
+    """The stamp of the files the cache's copies were last settled over (None: not known)."""
+    try:
+        with open_regular(cache_file()) as handle:
+            if handle.readline() != _header(tokenizer):
+                return None
+            line = handle.readline()
+    except OSError:
+        return None
+    return line[len(_SETTLED):].rstrip(b"\n") if line.startswith(_SETTLED) else None
 
 
 def _entries(path: Path, tokenizer: str) -> Iterator[tuple[str, bytes, bytes]]:
@@ -89,12 +115,15 @@ def load(tokenizer: str, wanted: set[str]) -> dict[str, Entry]:
     return entries
 
 
-def save(tokenizer: str, fresh: dict[str, Entry]) -> None:
-    """These entries, and the cached ones of other transcripts that still exist, written a line at a time."""
+def save(tokenizer: str, fresh: dict[str, Entry], settled_over: bytes | None = None) -> None:
+    """These entries, and the cached ones of other transcripts that still exist, written a line at a time;
+    `settled_over`: the stamp of the files `fresh`'s copies were settled over."""
     path = cache_file()
 
     def lines() -> Iterator[bytes]:
         yield _header(tokenizer)
+        if settled_over is not None:
+            yield _SETTLED + settled_over + b"\n"
         for name, entry in fresh.items():
             head = [name, entry.size, entry.mtime_ns, entry.problems or {}, list(entry.copied)]
             yield dumps(head) + b"\t" + entry.row + b"\t" + entry.times + b"\n"
