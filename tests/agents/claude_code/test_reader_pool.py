@@ -3,6 +3,7 @@ and the rows come out as one process reads them."""
 
 from __future__ import annotations
 
+import concurrent.futures
 from concurrent.futures import ProcessPoolExecutor
 
 from big_history import write_big_history
@@ -37,7 +38,7 @@ def test_a_large_history_goes_to_the_workers_in_a_few_batches_with_one_process_r
     alone = many.measure_claude(files, LazyCounter(choice), use_cache=False, workers=1)
 
     CountedPool.sent = []
-    monkeypatch.setattr(many, "ProcessPoolExecutor", CountedPool)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", CountedPool)  # imported by the pool's maker
     pooled = many.measure_claude(files, LazyCounter(choice), use_cache=False, workers=2)
 
     batches = CountedPool.sent

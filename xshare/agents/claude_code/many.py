@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from datetime import datetime
 from pathlib import Path
 
@@ -229,6 +228,8 @@ def _run(todo: list, counter: LazyCounter, workers: int | None, keep: Kept,
 
 def _run_pool(todo: list, copied: list[frozenset[int]], current: tokenizers.Counter, workers: int,
               keep: Kept) -> None:
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait  # only for a pool (see counting.py)
+
     groups: dict[tuple, list[int]] = {}
     for index, (file, _) in enumerate(todo):
         groups.setdefault(file.parent_id or file.session_id, []).append(index)

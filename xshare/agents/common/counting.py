@@ -9,7 +9,6 @@ initializer (`use`) makes the worker's own (or keeps the one a forked worker inh
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import signal
 import sys
@@ -152,9 +151,10 @@ def shielded() -> Iterator[None]:
 def stop_workers() -> None:
     """Ctrl-C passed on to this process's workers (a `kill -INT` reaches only the parent); a worker already
     stopping ignores it."""
-    for child in multiprocessing.active_children():
+    multiprocessing = sys.modules.get("multiprocessing")  # not imported: no pool was made, nothing to stop
+    for child in multiprocessing.active_children() if multiprocessing else ():
         with contextlib.suppress(OSError, TypeError):
-            os.kill(child.pid, signal.SIGINT)  # type: ignore[arg-type]
+            os.kill(child.pid, signal.SIGINT)
 
 
 def made() -> tokenizers.Counter:
@@ -237,6 +237,8 @@ def cores() -> int:
 
 def pool_context():
     """fork where it is safe and cheap (Linux: the loaded tokenizer is inherited), else spawn."""
+    import multiprocessing  # with its own imports, a tenth of a report's start-up: only for a pool
+
     return multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
 
 

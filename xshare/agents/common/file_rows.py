@@ -11,7 +11,6 @@ import importlib
 import sys
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed, wait
 from pathlib import Path
 from types import ModuleType
 
@@ -109,6 +108,8 @@ def _read_agent_files(reader: str, todo: list[tuple[Path, list]], current: token
             keep(index, _read_agent_file(job, current))
             progress.advance(1, todo[index][1][0])
         return
+    from concurrent.futures import ProcessPoolExecutor, as_completed, wait  # only for a pool (see counting.py)
+
     counting.share_with_workers(current)
     with ProcessPoolExecutor(workers, mp_context=counting.pool_context(), initializer=counting.start_worker,
                              initargs=(current.choice, current.fast)) as pool:
