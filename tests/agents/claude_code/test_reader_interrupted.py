@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from big_history import write_big_history
-from report_figures import figures, report_json
+from report_figures import report_json, resumes_as_a_fresh_report
 
 from xshare.agents.claude_code import many
 
@@ -39,14 +39,5 @@ def test_ctrl_c_keeps_the_transcripts_read_and_the_next_report_reads_the_rest(tm
     assert code == 130 and out == "" and "Traceback" not in err
     assert err.strip().endswith("xshare: interrupted: 2 of 6 Claude Code transcripts measured and kept; "
                                 "the next report carries on")
-
-    read = reading(monkeypatch)
-    code, out, _ = report_json(capsys, "--claude-root", str(root))
-    assert code == 0 and len(read) == FILES - 2  # the rest only
-    resumed = figures(out)
-
-    monkeypatch.setenv("XSHARE_HOME", str(tmp_path / "fresh"))
-    read = reading(monkeypatch)
-    code, out, _ = report_json(capsys, "--claude-root", str(root))
-    assert code == 0 and len(read) == FILES
-    assert figures(out) == resumed and resumed["sessions"] == FILES
+    assert len(read) == 2
+    resumes_as_a_fresh_report(capsys, monkeypatch, reading, ("--claude-root", str(root)), FILES, 2, tmp_path / "fresh")

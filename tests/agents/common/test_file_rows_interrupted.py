@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from agent_fixtures import codex_session
-from report_figures import figures, report_json
+from report_figures import report_json, resumes_as_a_fresh_report
 
 from xshare.agents.codex import reader as codex
 from xshare.cli import main
@@ -44,17 +44,7 @@ def test_ctrl_c_keeps_the_files_read_and_the_next_report_reads_the_rest(tmp_path
     assert err.strip().endswith("xshare: interrupted: 2 of 5 Codex CLI files measured and kept; "
                                 "the next report carries on")
     assert len(read) == 2
-
-    read = reading(monkeypatch)
-    code, out, _ = report_json(capsys, "--codex-home", str(home))
-    assert code == 0 and len(read) == FILES - 2  # the rest only
-    resumed = figures(out)
-
-    monkeypatch.setenv("XSHARE_HOME", str(tmp_path / "fresh"))
-    read = reading(monkeypatch)
-    code, out, _ = report_json(capsys, "--codex-home", str(home))
-    assert code == 0 and len(read) == FILES
-    assert figures(out) == resumed and resumed["sessions"] == FILES
+    resumes_as_a_fresh_report(capsys, monkeypatch, reading, ("--codex-home", str(home)), FILES, 2, tmp_path / "fresh")
 
 
 def test_with_no_cache_it_says_nothing_was_kept(tmp_path, monkeypatch, capsys):
