@@ -14,20 +14,20 @@ from report_figures import report_json, resumes_as_a_fresh_report
 from xshare.agents.claude_code import many
 
 FILES = 6
-MEASURE = many.measure_file  # the reader itself, each test's wrapper around it
+READ = many.read_file  # the reader itself, each test's wrapper around it
 
 
 def reading(monkeypatch: pytest.MonkeyPatch, stop_at: int | None = None) -> list[Path]:
     """The transcripts measured from now on; with `stop_at`, Ctrl-C lands while that one is read."""
     read: list[Path] = []
 
-    def counted(file, current, copied=()):
+    def counted(file, current, copied=(), detail=False, earlier=None):
         if len(read) == stop_at:
             raise KeyboardInterrupt
         read.append(file.path)
-        return MEASURE(file, current, copied)
+        return READ(file, current, copied, detail, earlier)
 
-    monkeypatch.setattr(many, "measure_file", counted)
+    monkeypatch.setattr(many, "read_file", counted)
     return read
 
 

@@ -233,6 +233,14 @@ class Copies:
         self.copied = DigestMap.of(copied)  # the calls this file holds but does not bill
         self.times = CallTimes()  # the file's own calls and when each began
         self._parent_ids: tuple[frozenset[str], frozenset[str]] | None = None  # internal agents' (scan_ids)
+        self.earlier: EarlierCalls | None = None  # the calls of the files read before it (`after`)
+        self.owner: tuple[int, str] = (0, "")  # its rank and name, as `owner_key` has them
+        self.settled: list[int] = []  # the calls `earlier` showed to be another file's, as they came
+
+    def after(self, earlier: EarlierCalls, source: str, name: str) -> None:
+        """Read after the files `earlier` holds: a call one of them holds earlier is theirs (`settle` decides
+        it so unless a file read later holds it earlier still). `name` is the file's name as settled."""
+        self.earlier, self.owner = earlier, (_rank(source), name)
 
     def is_copy(self, key: object, row: dict) -> bool:
         """Whether this assistant row's call is a copy of another file's."""
@@ -244,7 +252,24 @@ class Copies:
             marked = holds(self._parents(), key)
         if marked and isinstance(key, str):
             self.copied.put(digest(key))
+        elif self.earlier is not None and isinstance(key, str) and self._held_earlier(key, row.get("timestamp")):
+            return True
         return marked
+
+    def _held_earlier(self, key: str, time: object) -> bool:
+        """At a call's first row: whether a file read before holds it earlier. Then it is held as the file's
+        own call too (its time, as read alone: what settling compares) and read as a copy. Only a key with
+        both parts and a prompt (a billable row's: one read alone holds it as its own) is decided here."""
+        earliest = self.earlier.earliest(key) if self.earlier is not None else None
+        if earliest is None or key in self.times or key.count(SEPARATOR) != 2 or key.endswith(SEPARATOR):
+            return False
+        time = time if isinstance(time, str) else None
+        if earliest >= (time or _LAST, *self.owner):  # owner_key: this file bills it
+            return False
+        self.times.own(key, time)
+        self.settled.append(digest(key))
+        self.copied.put(self.settled[-1])
+        return True
 
     def _parents(self) -> tuple[frozenset[str], frozenset[str]]:
         if self._parent_ids is None:
@@ -269,6 +294,37 @@ class Copies:
             copies.copied = DigestMap.from_text(copied)
         copies.times = CallTimes.from_json(state["times"])
         return copies
+
+
+class EarlierCalls:
+    """The calls of the files one process has read, one after another, each with the key of the file holding it
+    earliest (`owner_key`): what a file read next needs to read as copies the calls one of them bills
+    (`Copies.after`), as `settle` decides unless a file read elsewhere holds the call earlier still."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[str, tuple] = {}  # from files of up to PLAIN_KEYS calls (their times hold the keys)
+        self.by_digest: dict[int, tuple] = {}  # from longer ones (their times hold the digests)
+
+    def add(self, name: str, source: str, times: CallTimes) -> None:
+        """A file read: its own calls (as read alone) and their times."""
+        if times.plain is not None:
+            _keep_earliest(self.by_key, times.plain.items(), source, name)
+        else:
+            _keep_earliest(self.by_digest, times.items(), source, name)
+
+    def earliest(self, key: str) -> tuple | None:
+        """The key of the earliest file holding this call (None: none read holds it)."""
+        found = self.by_key.get(key)
+        if self.by_digest and (other := self.by_digest.get(digest(key))) is not None:
+            found = other if found is None else min(found, other)
+        return found
+
+
+def _keep_earliest(held: dict, calls: Iterable[tuple[object, str | None]], source: str, name: str) -> None:
+    for call, time in calls:
+        owner, before = owner_key(time, source, name), held.get(call)
+        if before is None or owner < before:
+            held[call] = owner
 
 
 def _rank(source: str) -> int:

@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 
 from xshare.agents.claude_code import copies as claude_copies
-from xshare.agents.claude_code import rows_cache
+from xshare.agents.claude_code import resumes, rows_cache
 from xshare.agents.claude_code import transcript as claude
 from xshare.agents.claude_code.copies import CallTimes
 from xshare.agents.claude_code.transcript import ClaudeTranscript, TranscriptFile
@@ -35,14 +35,18 @@ _IN_FLIGHT = 4  # batches per worker submitted ahead of the results: workers sta
 # millisecond to send and collect (1 MB batches: 663 on the 1.2 GB yardstick, 0.5 s of its CPU; 16 MB: 109)
 _BATCH_FILES, _BATCH_BYTES = 32, 16 << 20
 _BATCHES_PER_WORKER = 8  # at least: a batch is small beside the whole, so the last ones even the workers out
-Packed = tuple[bytes, dict | None, bytes]  # a file's row, problems and calls' times as a worker sends them
+# a file's row, problems, calls' times and the calls it read as another file's, as a worker sends them
+Packed = tuple[bytes, dict | None, bytes, tuple[int, ...]]
 _STOPPING = 30.0  # seconds a worker has to stop after Ctrl-C (it stops within a text or two)
 
 
-def read_file(file: TranscriptFile, current: TokenCounter, copied=(), detail: bool = False) -> ClaudeTranscript:
+def read_file(file: TranscriptFile, current: TokenCounter, copied=(), detail: bool = False,
+              earlier: claude_copies.EarlierCalls | None = None) -> ClaudeTranscript:
     """One transcript read start to end with the caller's counter, the calls in `copied` read as another
-    file's."""
+    file's, and those that a file read before (`earlier`) holds earlier."""
     transcript = ClaudeTranscript(file, current, detail, copied)
+    if earlier is not None:
+        transcript.copies.after(earlier, file.source, path_key(file.path))
     fallbacks = current.fallbacks
     transcript.catch_up()
     if current.fallbacks > fallbacks:  # texts tiktoken failed on (a Rust panic): estimated, and said so
@@ -115,8 +119,8 @@ def _into(fresh: dict[str, rows_cache.Entry], todo: list, measured: dict[int, Pa
     """The rows measured, moved into `fresh` in the order of `todo` (whichever worker finished first), so the
     rows and the cache come out the same on every run."""
     for index in sorted(measured):
-        (file, stat), (row, problems, times) = todo[index], measured[index]
-        fresh[path_key(file.path)] = rows_cache.Entry(stat[0], stat[1], problems, row, times, ())
+        (file, stat), (row, problems, times, copied) = todo[index], measured[index]
+        fresh[path_key(file.path)] = rows_cache.Entry(stat[0], stat[1], problems, row, times, copied)
     measured.clear()
 
 
@@ -176,28 +180,41 @@ def _settle_copies(fresh: dict[str, rows_cache.Entry], files: list[TranscriptFil
     # read again over every core, as the first reading was (one file is a tenth of a big history's bytes)
     todo = [(by_key[key], (fresh[key].size, fresh[key].mtime_ns)) for key, _ in again]
 
-    def keep(index: int, measured: tuple[bytes, dict | None, bytes]) -> None:
-        (key, lost_here), (row, problems, _) = again[index], measured
+    def keep(index: int, measured: Packed) -> None:
+        (key, lost_here), (row, problems, _, _) = again[index], measured
         fresh[key] = fresh[key]._replace(problems=problems, row=row, copied=tuple(sorted(lost_here)))
 
     _run(todo, counter, workers, keep, [one for _, one in again], "reading again the files holding copies:")
 
 
-def _packed(measured: tuple[SessionRow, dict, CallTimes]) -> tuple[bytes, dict | None, bytes]:
-    """A worker's result as it travels and is kept: the row's JSON, its problems if any, and its own calls'
-    start times as JSON, packed (agents/claude_code/copies.py: 16 bytes a call, in base64)."""
-    return dumps(measured[0]), measured[1] or None, dumps(measured[2].to_json())
+def _packed(transcript: ClaudeTranscript, copied: frozenset[int]) -> Packed:
+    """A worker's result as it travels and is kept: the row's JSON, its problems if any, its own calls' start
+    times as JSON, packed (agents/claude_code/copies.py: 16 bytes a call, in base64), and the calls it read
+    as another file's (`copied`, and those the files read before it hold earlier)."""
+    problems, times = dict(transcript.problems), transcript.copies.times
+    return (dumps(transcript.row()), problems or None, dumps(times.to_json()),
+            tuple(sorted(copied.union(transcript.copies.settled))))
 
 
 def _times(entry: rows_cache.Entry) -> CallTimes:
     return CallTimes.from_json(loads(entry.times))
 
 
-def measure_group(files: list[TranscriptFile], copied: list[frozenset[int]]) -> list[tuple[bytes, dict | None, bytes]]:
+def measure_group(files: list[TranscriptFile], copied: list[frozenset[int]]) -> list[Packed]:
     """A pool worker's batch, counted with the worker's own counter (made by the pool's initializer)."""
     current = counting.made()
     with counting.interruptible(current):  # what this worker counted is flushed, for the others and later runs
-        return [_packed(measure_file(file, current, lost)) for file, lost in zip(files, copied, strict=True)]
+        return list(_in_order(files, copied, current))
+
+
+def _in_order(files: list[TranscriptFile], copied: list[frozenset[int]], current: TokenCounter) -> Iterator[Packed]:
+    """Each file read after the ones before it: the calls one of those holds earlier are read as its copies
+    (agents/claude_code/resumes.py: a resume comes after the file it copies), not found by reading it again."""
+    earlier = claude_copies.EarlierCalls()
+    for file, lost in zip(files, copied, strict=True):
+        transcript = read_file(file, current, lost, earlier=earlier)
+        earlier.add(path_key(file.path), file.source, transcript.copies.times)
+        yield _packed(transcript, lost)
 
 
 Kept = Callable[[int, Packed], None]
@@ -206,9 +223,10 @@ Kept = Callable[[int, Packed], None]
 def _run(todo: list, counter: LazyCounter, workers: int | None, keep: Kept,
          copied: list[frozenset[int]] | None = None, words: str = "measuring") -> None:
     """Each file's row given to `keep` with its index in `todo` as it is measured, its `copied` calls (if
-    given) read as another file's. A session's subagent and compaction files replay its texts, so they go to
-    the same worker, whose count cache then tokenizes each shared text once. Ctrl-C: the rows measured before
-    it are kept, the workers stopped, then KeyboardInterrupt."""
+    given) read as another file's. A session's subagent and compaction files replay its texts, and a resume
+    copies the file it resumes, so a family goes to the same worker (whose count cache then tokenizes each
+    shared text once), in the order agents/claude_code/resumes.py gives. Ctrl-C: the rows measured before it
+    are kept, the workers stopped, then KeyboardInterrupt."""
     if not todo:
         return
     copied = copied or [frozenset()] * len(todo)
@@ -217,23 +235,22 @@ def _run(todo: list, counter: LazyCounter, workers: int | None, keep: Kept,
     counting.load_if_counting(current, total, workers or counting.cores())
     progress.measuring(len(todo), total, words)
     workers = counting.workers(workers)
+    ordered = resumes.families([file for file, _ in todo], [stat[0] for _, stat in todo])
     if workers < 2 or len(todo) < 2 or total < counting.PARALLEL_MIN_BYTES:
-        for index, ((file, stat), lost) in enumerate(zip(todo, copied, strict=True)):
-            keep(index, _packed(measure_file(file, current, lost)))
-            progress.advance(1, stat[0])
+        for indexes in ordered:
+            family = _in_order([todo[i][0] for i in indexes], [copied[i] for i in indexes], current)
+            for index, one in zip(indexes, family, strict=True):
+                keep(index, one)
+                progress.advance(1, todo[index][1][0])
         current.flush()
         return
-    _run_pool(todo, copied, current, workers, keep)
+    _run_pool(todo, ordered, copied, current, workers, keep)
 
 
-def _run_pool(todo: list, copied: list[frozenset[int]], current: tokenizers.Counter, workers: int,
-              keep: Kept) -> None:
+def _run_pool(todo: list, ordered: list[list[int]], copied: list[frozenset[int]], current: tokenizers.Counter,
+              workers: int, keep: Kept) -> None:
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait  # only for a pool (see counting.py)
 
-    groups: dict[tuple, list[int]] = {}
-    for index, (file, _) in enumerate(todo):
-        groups.setdefault(file.parent_id or file.session_id, []).append(index)
-    ordered = sorted(groups.values(), key=lambda indexes: -sum(todo[i][1][0] for i in indexes))
     most_bytes = min(_BATCH_BYTES, sum(stat[0] for _, stat in todo) // (workers * _BATCHES_PER_WORKER))
     pending: dict = {}
 
