@@ -22,10 +22,17 @@ from xshare.measure import tokens
 from xshare.measure.ids import path_key
 
 
+def compact(path: Path) -> None:
+    """The rows as Claude Code writes them: JSON without spaces."""
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    path.write_text("".join(json.dumps(row, separators=(",", ":")) + "\n" for row in rows))
+
+
 def resumes_in_projects(tmp_path: Path, projects: int = 3) -> list[Path]:
     """A session and its 1.0.x resume in each of a few projects, every pair with its own ids."""
     for n in range(projects):
         for path in a_fork(tmp_path / "cc" / f"root{n}", marked=False)[:2]:
+            compact(path)
             text = path.read_text().replace('"req_', f'"req{n}_').replace('"msg_', f'"msg{n}_')
             for old in (path.stem, *(other.stem for other in path.parent.glob("*.jsonl"))):
                 text = text.replace(old, f"{old[:-1]}{n}")
@@ -121,7 +128,7 @@ def test_a_resume_and_the_file_it_copies_are_one_family_read_in_the_order_of_the
     for row in rows:
         row.update({"requestId": f"new_{row['requestId']}"} if "requestId" in row else {})
     next(row for row in rows if row.get("type") == "user")["sessionId"] = pairs[1][0].stem
-    pairs[1][1].write_text("".join(json.dumps(row) + "\n" for row in rows))
+    pairs[1][1].write_text("".join(json.dumps(row, separators=(",", ":")) + "\n" for row in rows))
     pairs[2][1].unlink()  # the third session alone
     files = claude.discover(roots)
     found = [[files[index].path for index in family]
