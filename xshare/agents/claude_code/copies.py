@@ -252,18 +252,18 @@ class Copies:
             marked = holds(self._parents(), key)
         if marked and isinstance(key, str):
             self.copied.put(digest(key))
-        elif self.earlier is not None and isinstance(key, str) and self._held_earlier(key, row.get("timestamp")):
+        elif self.earlier is not None and isinstance(key, str) and self._held_earlier(key, row):
             return True
         return marked
 
-    def _held_earlier(self, key: str, time: object) -> bool:
+    def _held_earlier(self, key: str, row: dict) -> bool:
         """At a call's first row: whether a file read before holds it earlier. Then it is held as the file's
         own call too (its time, as read alone: what settling compares) and read as a copy. Only a key with
         both parts and a prompt (a billable row's: one read alone holds it as its own) is decided here."""
         earliest = self.earlier.earliest(key) if self.earlier is not None else None
         if earliest is None or key in self.times or key.count(SEPARATOR) != 2 or key.endswith(SEPARATOR):
             return False
-        time = time if isinstance(time, str) else None
+        time = row.get("timestamp") if isinstance(row.get("timestamp"), str) else None
         if earliest >= (time or _LAST, *self.owner):  # owner_key: this file bills it
             return False
         self.times.own(key, time)
@@ -308,9 +308,9 @@ class EarlierCalls:
     def add(self, name: str, source: str, times: CallTimes) -> None:
         """A file read: its own calls (as read alone) and their times."""
         if times.plain is not None:
-            _keep_earliest(self.by_key, times.plain.items(), source, name)
+            _keep_earliest(self.by_key, times.plain.items(), _rank(source), name)
         else:
-            _keep_earliest(self.by_digest, times.items(), source, name)
+            _keep_earliest(self.by_digest, times.items(), _rank(source), name)
 
     def earliest(self, key: str) -> tuple | None:
         """The key of the earliest file holding this call (None: none read holds it)."""
@@ -320,9 +320,9 @@ class EarlierCalls:
         return found
 
 
-def _keep_earliest(held: dict, calls: Iterable[tuple[object, str | None]], source: str, name: str) -> None:
+def _keep_earliest(held: dict, calls: Iterable[tuple[object, str | None]], rank: int, name: str) -> None:
     for call, time in calls:
-        owner, before = owner_key(time, source, name), held.get(call)
+        owner, before = (time or _LAST, rank, name), held.get(call)  # owner_key's, the rank found once
         if before is None or owner < before:
             held[call] = owner
 
