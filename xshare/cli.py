@@ -33,8 +33,8 @@ MEASURING = {"report", "collect", "sessions", "advice", "html", "session"}
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     """The arguments; `slash` hands whatever it does not know to `report` (which explains it), so that
     /exploration-share never fails on a flag."""
-    parser = build_parser()
     words = sys.argv[1:] if argv is None else argv
+    parser = build_parser(words[0] if words else None)
     if words[:1] == ["statusline"] and words[1:2] and words[1] in STATUSLINE_ACTIONS and \
             {"-h", "--help"} & set(words[2:]):
         statusline_parser(words[1]).parse_args(["--help"])  # that action's help, not the status line's (exits)
