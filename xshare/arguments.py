@@ -11,7 +11,6 @@ import textwrap
 
 from xshare import __version__
 from xshare.agents.table import AGENTS, names_listed
-from xshare.live.status_render import DEFAULT_LINE2, FIELD_NAMES
 
 DESCRIPTION = textwrap.fill(
     "How much of your coding agent's token bill went to reading and searching code (exploration), measured from "
@@ -124,20 +123,22 @@ kept up to date by the hook. Claude Code runs the line with its status JSON on
 stdin; xshare reads two of its fields: `session_id` (whose figures to show) and
 `transcript_path` (that session's transcript, measured when no hook has yet).
 A session not measured yet says what the line waits for."""
-LINE_FIELDS = " ".join(FIELD_NAMES)  # every field live/status_render.py fills, as its help names them
 
 
 def add_statusline_options(parser: argparse.ArgumentParser, action: str) -> None:
     """The status line's flags that `action` takes ("all": every one, as `xshare statusline` parses them)."""
+    from xshare.live.status_render import DEFAULT_LINE2, FIELD_NAMES  # only for the status line's own flags
+
+    fields = " ".join(FIELD_NAMES)  # every field live/status_render.py fills, as its help names them
     if action in ("all", "render", "install"):
         parser.add_argument("--format", help="the first line's fields in braces, e.g. 'explore {context} · {calls} "
-                            f"calls'; fields: {LINE_FIELDS}")
+                            f"calls'; fields: {fields}")
         parser.add_argument("--line2", help=f"the second line's fields (default: '{DEFAULT_LINE2}'); "
-                            f"fields: {LINE_FIELDS}")
+                            f"fields: {fields}")
         parser.add_argument("--no-line2", action="store_true", help="one line only: no second line")
     if action in ("all", "render", "command"):
         parser.add_argument("--fields", metavar="NAMES", help="only these fields, labelled, on one line without "
-                            f"colours (e.g. context,fill), for another program's status line; fields: {LINE_FIELDS}")
+                            f"colours (e.g. context,fill), for another program's status line; fields: {fields}")
     if action in ("all", "render"):
         parser.add_argument("--no-color", action="store_true", help="no ANSI colours (NO_COLOR also works)")
     if action in ("all", "install"):

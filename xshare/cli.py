@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import sys
 
 from xshare.arguments import (
@@ -19,13 +20,13 @@ from xshare.arguments import (
     statusline_parser,
     unknown_words,
 )
-from xshare.commands import advice, html, plugin, report, session, sessions
 
+# each command's handler (module, function), imported when its command runs: a report imports no other command
 HANDLERS = {
-    "report": report.cmd_report, "mark": report.cmd_mark, "collect": report.cmd_collect,
-    "sessions": sessions.cmd_sessions, "advice": advice.cmd_advice, "session": session.cmd_session,
-    "classify": session.cmd_classify, "html": html.cmd_html,
-    "hook": plugin.cmd_hook, "statusline": plugin.cmd_statusline, "slash": plugin.cmd_slash,
+    "report": ("report", "cmd_report"), "mark": ("report", "cmd_mark"), "collect": ("report", "cmd_collect"),
+    "sessions": ("sessions", "cmd_sessions"), "advice": ("advice", "cmd_advice"), "session": ("session", "cmd_session"),
+    "classify": ("session", "cmd_classify"), "html": ("html", "cmd_html"),
+    "hook": ("plugin", "cmd_hook"), "statusline": ("plugin", "cmd_statusline"), "slash": ("plugin", "cmd_slash"),
 }
 
 MEASURING = {"report", "collect", "sessions", "advice", "html", "session"}
@@ -70,7 +71,8 @@ def _run(argv: list[str] | None) -> int:
     if args.command is None:  # bare `xshare`: what it is and where to start, rather than a usage error
         sys.stdout.write(ORIENTATION)
         return 0
-    handler = HANDLERS[args.command]
+    module, function = HANDLERS[args.command]
+    handler = getattr(importlib.import_module(f"xshare.commands.{module}"), function)
     try:
         with _progress_line(args.command):
             code = with_state(args.command, bool(getattr(args, "output", None)), lambda: handler(args))
