@@ -128,7 +128,7 @@ def _into(fresh: dict[str, rows_cache.Entry], todo: list, measured: dict[int, Pa
 
 
 def _take(result: Measured, kept: outcome_cache.Outcome) -> None:
-    result.rows = PackedRows(kept.rows)
+    result.rows = PackedRows(kept.rows, kept.places)
     result.copied, result.copy_files = kept.copied, kept.copy_files
     result.problems.update(kept.problems)
 
