@@ -84,6 +84,21 @@ def test_other_files_are_checked_in_the_rows_cache_as_before(capsys, roots: list
     assert len(checked) == before + 1 and one_root["sessions"] == after["sessions"]
 
 
+def test_rows_taken_whole_come_in_the_order_the_rows_cache_gives_them(capsys, roots: list[str], tmp_path: Path):
+    """The rows file and the session list (ties by start time) of a report that took the outcome are those of a
+    report that checked every row in the rows cache: the files' order, not the order the first reading ended in."""
+    first = tmp_path / "first.jsonl"
+    figures(capsys, roots, "--rows", str(first))
+    written = {}
+    for way in ("outcome taken", "rows cache checked"):
+        if way == "rows cache checked":
+            outcome_cache.outcome_file().unlink()
+        written[way] = tmp_path / f"{way}.jsonl"
+        figures(capsys, roots, "--rows", str(written[way]))
+    assert written["outcome taken"].read_bytes() == written["rows cache checked"].read_bytes()
+    assert sorted(first.read_bytes().splitlines()) == sorted(written["outcome taken"].read_bytes().splitlines())
+
+
 @pytest.mark.parametrize("damage", ["torn", "another tokenizer", "settling not JSON", "a row not JSON"])
 def test_a_broken_outcome_file_is_passed_over(capsys, roots: list[str], checked: list[int], damage: str):
     kept, _ = figures(capsys, roots)

@@ -110,8 +110,8 @@ def measure_claude(
         _run(todo, counter, workers, measured.__setitem__)
         _into(fresh, todo, measured)
         outcome = _settle(result, fresh, files, counter, workers, measured=bool(todo), use_cache=use_cache)
-        if stamp:
-            outcome_cache.keep(result.tokenizer.name, stamp, outcome)
+        if stamp:  # in the files' order, as a report that found every row in the rows cache gives them
+            outcome_cache.keep(result.tokenizer.name, stamp, outcome.ordered(path_key(file.path) for file in files))
     except KeyboardInterrupt:
         _into(fresh, todo, measured)
         raise _interrupted(fresh, todo, counter, use_cache) from None
@@ -160,7 +160,8 @@ def _settle(result: Measured, fresh: dict[str, rows_cache.Entry], files: list[Tr
         progress.doing("saving the rows cache")
         with counting.shielded():  # Ctrl-C now would lose every row just measured: it waits for the save
             rows_cache.save(result.tokenizer.name, fresh, stamp)
-    return outcome_cache.Outcome(result.rows.items, result.copied, result.copy_files, problems)
+    keys = [key for key in fresh if key not in result.copy_files]  # each row's file, in order
+    return outcome_cache.Outcome(result.rows.items, result.copied, result.copy_files, problems, keys=keys)
 
 
 def _interrupted(fresh: dict[str, rows_cache.Entry], todo: list, counter: LazyCounter,
