@@ -110,8 +110,8 @@ def measure_claude(
         _run(todo, counter, workers, measured.__setitem__)
         _into(fresh, todo, measured)
         outcome = _settle(result, fresh, files, counter, workers, measured=bool(todo), use_cache=use_cache)
-        if stamp:  # in the files' order, as a report that found every row in the rows cache gives them
-            outcome_cache.keep(result.tokenizer.name, stamp, outcome.ordered(path_key(file.path) for file in files))
+        if stamp:
+            outcome_cache.keep(result.tokenizer.name, stamp, outcome)
     except KeyboardInterrupt:
         _into(fresh, todo, measured)
         raise _interrupted(fresh, todo, counter, use_cache) from None
@@ -152,16 +152,17 @@ def _settle(result: Measured, fresh: dict[str, rows_cache.Entry], files: list[Tr
         if entry.problems:
             problems.update(entry.problems)
     result.problems.update(problems)
-    result.rows = PackedRows(complete_packed([entry.row for key, entry in fresh.items()
-                                              if key not in result.copy_files]))
+    # in the files' order, whichever were read now and whichever came from the cache: a report says the same
+    # (its rows file, the session list's ties) however much it found remembered
+    keys = [key for key in (path_key(file.path) for file in files) if key in fresh and key not in result.copy_files]
+    result.rows = PackedRows(complete_packed([fresh[key].row for key in keys]))
     if measured:
         result.tokenizer = counter.choice  # the vocabulary may have proved unusable on load
     if use_cache and unsettled:
         progress.doing("saving the rows cache")
         with counting.shielded():  # Ctrl-C now would lose every row just measured: it waits for the save
             rows_cache.save(result.tokenizer.name, fresh, stamp)
-    keys = [key for key in fresh if key not in result.copy_files]  # each row's file, in order
-    return outcome_cache.Outcome(result.rows.items, result.copied, result.copy_files, problems, keys=keys)
+    return outcome_cache.Outcome(result.rows.items, result.copied, result.copy_files, problems)
 
 
 def _interrupted(fresh: dict[str, rows_cache.Entry], todo: list, counter: LazyCounter,

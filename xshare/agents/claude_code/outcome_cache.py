@@ -33,17 +33,6 @@ class Outcome(NamedTuple):
     copy_files: frozenset[str]  # path keys of the files that only copy another file's session
     problems: Counter  # the problems of the files read, and the copies counted once
     places: list[list] | None = None  # each row's PLACED_BY values (kept: taken from the rows when None)
-    keys: list[str] | None = None  # each row's file (its path key), as measuring gives them; not kept
-
-    def ordered(self, keys: Iterable[str]) -> Outcome:
-        """The rows in the order of these files' keys (a row whose file is not among them: after the others)."""
-        if self.keys is None or len(self.keys) != len(self.rows):
-            return self
-        at = {key: index for index, key in enumerate(self.keys)}
-        order = [at.pop(key) for key in keys if key in at]
-        order += sorted(at.values())
-        return self._replace(rows=[self.rows[index] for index in order], keys=None,
-                             places=[self.places[index] for index in order] if self.places is not None else None)
 
 
 def outcome_file() -> Path:
