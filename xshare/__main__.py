@@ -1,5 +1,3 @@
-import sys
+from xshare.cli import run
 
-from xshare.cli import main
-
-sys.exit(main())
+run()

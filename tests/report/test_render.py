@@ -175,3 +175,16 @@ def test_re_sent_reads_stand_beside_exploration_never_inside_it():
     header = next(line for line in text.splitlines() if line.startswith("Agent / source") and "Sessions" in line)
     shown = text.splitlines()[text.splitlines().index(header) + 2].split()
     assert shown[-4:] == ["30.0%", "24.0%", "30.0%", "20.0%"]
+
+
+@pytest.mark.parametrize("shares", [[0.3], [0.1, 0.4], [0.5, 0.1, 0.3], [0.2, 0.9, 0.1, 0.7],
+                                    [1 / 3, 2 / 3, 0.1, 0.25, 0.6]])
+def test_the_median_session_share_is_the_statistics_median_of_the_sessions(shares: list[float]):
+    """The median is taken without importing statistics (its imports cost a warm report's start-up): the same
+    float, odd and even counts, in whatever order the sessions came."""
+    import statistics
+
+    rows = [make_row(f"s{index}", round(share * 1000), 1000, 1200) for index, share in enumerate(shares)]
+    for ordered in (rows, rows[::-1]):
+        group = summarize(ordered)["claude-code/interactive"]
+        assert group["median_session_share"] == statistics.median(row["exploration_share_of_context"] for row in rows)

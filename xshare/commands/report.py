@@ -51,7 +51,6 @@ def measure_in_window(args: argparse.Namespace, window):
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from xshare.report.periods import sum_rows
     from xshare.report.render import Report
     from xshare.report.rows import write_rows
 
@@ -85,9 +84,8 @@ def cmd_report(args: argparse.Namespace) -> int:
             say(f"could not write the rows file: {error.strerror or error}")
             return 1
     choice = measured.tokenizer
-    tally, summed = sum_rows(_priced(rows, dollars), args.by, [] if args.demo else _marks(),
-                             dollars.table if dollars is not None else None)
-    report = Report(tally.groups(), window, choice.name, choice.note, measured.sources, deferred,
+    groups, summed = _summed(args, rows, dollars)
+    report = Report(groups, window, choice.name, choice.note, measured.sources, deferred,
                     remembered=len(remembered), other_tokenizer=other, dollars=dollars,
                     counter=measured.counted_by[0], counter_note=measured.counted_by[1])
     if args.json:
@@ -97,6 +95,22 @@ def cmd_report(args: argparse.Namespace) -> int:
         sys.stdout.write(report.to_text(width, _over_time_text(args.by, summed, width), by=bool(args.by),
                                         marked=bool(summed.marks)))
     return 0
+
+
+def _summed(args: argparse.Namespace, rows, dollars):
+    """The groups' figures (`dollars` summed on the way), and --by's periods and the marks' sides. With neither,
+    the groups come from the last report's memo when it summed the same rows (report/sums_memo.py)."""
+    from xshare.report.periods import OverTime, sum_rows
+
+    marks = [] if args.demo else _marks()
+    table = dollars.table if dollars is not None else None
+    if args.by or marks or args.no_cache:
+        tally, summed = sum_rows(_priced(rows, dollars), args.by, marks, table)
+        return tally.groups(), summed
+    from xshare.report import sums_memo
+
+    groups = sums_memo.summed(rows, dollars, lambda: sum_rows(_priced(rows, dollars), None, [], table)[0].groups())
+    return groups, OverTime(None, [], table)
 
 
 def _dollar_sums(args: argparse.Namespace):

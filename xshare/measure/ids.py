@@ -22,13 +22,15 @@ _ENCODED = "\0"  # no path holds a NUL: a key starting with one is an encoded pa
 
 def normal_id(session_id: str) -> str:
     """The id as xshare's JSON files hold it: each lone surrogate as U+FFFD, as store.dumps writes it."""
-    return _SURROGATE.sub("\ufffd", session_id)
+    return session_id if session_id.isascii() else _SURROGATE.sub("\ufffd", session_id)
 
 
 def path_key(path: str | os.PathLike) -> str:
     """A path as a cache key: the path itself, or for one JSON cannot hold (a file name that is not
     UTF-8) its bytes in hex, so two such names never share a key."""
     text = os.fspath(path)
+    if text.isascii():  # no surrogate, and no regex search (a warm report keys every transcript four times)
+        return text
     return _ENCODED + os.fsencode(text).hex() if _SURROGATE.search(text) else text
 
 

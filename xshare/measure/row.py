@@ -13,6 +13,9 @@ from typing import TypedDict
 # after a compaction has one and is still the platform's session). The report's order; others follow it.
 KINDS = ("interactive", "automated", "subagent", "benchmark", "internal")
 RUN_INSIDE = frozenset({"subagent", "internal"})  # kinds run by another session: `sessions` lists them on request
+# what a report's window places a row by (report/render.py `Window.place`): kept beside packed rows where they
+# were known, so the window need not decode every row (agents/common/packed.py)
+PLACED_BY = ("started_at", "last_activity", "ended_at")
 
 
 def kind_order(kind: str) -> tuple[int, str]:

@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 
 from xshare.agents.claude_code import copies as claude_copies
-from xshare.agents.claude_code import resumes, rows_cache
+from xshare.agents.claude_code import outcome_cache, resumes, rows_cache
 from xshare.agents.claude_code import transcript as claude
 from xshare.agents.claude_code.copies import CallTimes
 from xshare.agents.claude_code.transcript import ClaudeTranscript, TranscriptFile
@@ -92,6 +92,11 @@ def measure_claude(
             result.problems["transcripts that vanished or could not be read"] += 1
         elif oldest_ns is None or stat[1] >= oldest_ns:
             wanted.append((file, stat))
+    stamp = outcome_cache.files_stamp((path_key(file.path), stat) for file, stat in wanted) if use_cache else None
+    kept = outcome_cache.recall(choice.name, stamp) if stamp else None
+    if kept is not None:  # the files of the last report, none changed: what it came to, whole
+        _take(result, kept)
+        return result
     progress.doing("reading the rows cache")
     cached = rows_cache.load(choice.name, {path_key(file.path) for file, _ in wanted}) if use_cache else {}
     fresh: dict[str, rows_cache.Entry] = {}
@@ -108,7 +113,9 @@ def measure_claude(
     try:
         _run(todo, counter, workers, measured.__setitem__)
         _into(fresh, todo, measured)
-        _settle(result, fresh, files, counter, workers, measured=bool(todo), use_cache=use_cache)
+        outcome = _settle(result, fresh, files, counter, workers, measured=bool(todo), use_cache=use_cache)
+        if stamp:
+            outcome_cache.keep(result.tokenizer.name, stamp, outcome)
     except KeyboardInterrupt:
         _into(fresh, todo, measured)
         raise _interrupted(fresh, todo, counter, use_cache) from None
@@ -124,10 +131,16 @@ def _into(fresh: dict[str, rows_cache.Entry], todo: list, measured: dict[int, Pa
     measured.clear()
 
 
+def _take(result: Measured, kept: outcome_cache.Outcome) -> None:
+    result.rows = PackedRows(kept.rows, kept.places)
+    result.copied, result.copy_files = kept.copied, kept.copy_files
+    result.problems.update(kept.problems)
+
+
 def _settle(result: Measured, fresh: dict[str, rows_cache.Entry], files: list[TranscriptFile], counter: LazyCounter,
-            workers: int | None, measured: bool, use_cache: bool) -> None:
+            workers: int | None, measured: bool, use_cache: bool) -> outcome_cache.Outcome:
     """The rows measured or cached, each call billed once (their copies settled), into `result`; cached
-    when any was `measured` or the copies were settled again."""
+    when any was `measured` or the copies were settled again. What it came to, for the outcome cache."""
     stamp = rows_cache.settled_stamp(fresh) if use_cache else None
     # the same files as at the last settling, none changed: their `copied` stand (a tenth of a warm report)
     unsettled = measured or stamp is None or stamp != rows_cache.settled(result.tokenizer.name)
@@ -136,19 +149,24 @@ def _settle(result: Measured, fresh: dict[str, rows_cache.Entry], files: list[Tr
     result.copied = {key: frozenset(entry.copied) for key, entry in fresh.items() if entry.copied}
     result.copy_files = frozenset(key for key, entry in fresh.items()
                                   if entry.copied and claude_copies.copies_a_session(_times(entry), entry.copied))
+    problems: Counter = Counter()
     if result.copy_files:  # a backup beside its session, or in a second root: the session is counted once
-        result.problems[COPY_FILES] += len(result.copy_files)
+        problems[COPY_FILES] += len(result.copy_files)
     for entry in fresh.values():
         if entry.problems:
-            result.problems.update(entry.problems)
-    result.rows = PackedRows(complete_packed([entry.row for key, entry in fresh.items()
-                                              if key not in result.copy_files]))
+            problems.update(entry.problems)
+    result.problems.update(problems)
+    # in the files' order, whichever were read now and whichever came from the cache: a report says the same
+    # (its rows file, the session list's ties) however much it found remembered
+    keys = [key for key in (path_key(file.path) for file in files) if key in fresh and key not in result.copy_files]
+    result.rows = PackedRows(complete_packed([fresh[key].row for key in keys]))
     if measured:
         result.tokenizer = counter.choice  # the vocabulary may have proved unusable on load
     if use_cache and unsettled:
         progress.doing("saving the rows cache")
         with counting.shielded():  # Ctrl-C now would lose every row just measured: it waits for the save
             rows_cache.save(result.tokenizer.name, fresh, stamp)
+    return outcome_cache.Outcome(result.rows.items, result.copied, result.copy_files, problems)
 
 
 def _interrupted(fresh: dict[str, rows_cache.Entry], todo: list, counter: LazyCounter,

@@ -73,9 +73,10 @@ def settled(tokenizer: str) -> bytes | None:
     return line[len(_SETTLED):].rstrip(b"\n") if line.startswith(_SETTLED) else None
 
 
-def _entries(path: Path, tokenizer: str) -> Iterator[tuple[str, bytes, bytes]]:
-    """(transcript path, head, the rest: row and times) of every well-formed line of a cache made with this
-    tokenizer and method; none for a missing, unreadable or stale cache (a cache is never worth a crash)."""
+def _entries(path: Path, tokenizer: str) -> Iterator[tuple[list, bytes, bytes]]:
+    """(head decoded, its transcript path first; head; the rest: row and times) of every well-formed line of a
+    cache made with this tokenizer and method; none for a missing, unreadable or stale cache (a cache is never
+    worth a crash)."""
     try:
         handle = open_regular(path)  # a FIFO in its place is refused, not waited on
     except OSError:
@@ -88,10 +89,10 @@ def _entries(path: Path, tokenizer: str) -> Iterator[tuple[str, bytes, bytes]]:
                 head, tab, rest = line.rstrip(b"\n").partition(b"\t")
                 if tab and rest.count(b"\t") == 1:
                     try:
-                        found = loads(head)[0]
-                    except (ValueError, IndexError, KeyError, TypeError):
+                        found = loads(head)
+                    except ValueError:
                         continue
-                    if isinstance(found, str):
+                    if isinstance(found, list) and found and isinstance(found[0], str):
                         yield found, head, rest
         except OSError:
             return
@@ -101,13 +102,10 @@ def load(tokenizer: str, wanted: set[str]) -> dict[str, Entry]:
     """The cached entries of these transcript paths (only these: entries of files not asked about stay on
     disk, not in memory)."""
     entries: dict[str, Entry] = {}
-    for path, head, rest in _entries(cache_file(), tokenizer):
-        if path not in wanted:
+    for found, _, rest in _entries(cache_file(), tokenizer):
+        if found[0] not in wanted or len(found) != 5:
             continue
-        try:
-            _, size, mtime, problems, copied = loads(head)
-        except (ValueError, TypeError):
-            continue
+        path, size, mtime, problems, copied = found
         row, _, times = rest.partition(b"\t")
         if (type(size) is int and type(mtime) is int and isinstance(problems, (dict, type(None)))
                 and isinstance(copied, list) and row and times.startswith(b"{")):
@@ -127,7 +125,7 @@ def save(tokenizer: str, fresh: dict[str, Entry], settled_over: bytes | None = N
         for name, entry in fresh.items():
             head = [name, entry.size, entry.mtime_ns, entry.problems or {}, list(entry.copied)]
             yield dumps(head) + b"\t" + entry.row + b"\t" + entry.times + b"\n"
-        for name, kept_head, rest in _entries(path, tokenizer):
+        for (name, *_), kept_head, rest in _entries(path, tokenizer):
             if name not in fresh and key_path(name).exists():
                 yield kept_head + b"\t" + rest + b"\n"
 

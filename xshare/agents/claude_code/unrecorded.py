@@ -159,20 +159,33 @@ def _split(total: int, weights: dict[str, int]) -> dict[str, int]:
 def complete_packed(items: list[bytes]) -> list[bytes]:
     """Every session row completed with its family (rows whose `parent` is its id), over rows kept as JSON bytes
     (xshare.agents.common.packed), in place: only a completed row is decoded and packed again; of a subagent's row
-    only what completing its parent reads is kept."""
+    only what completing its parent reads is kept. A row with no `cost_state` is not decoded to find that out
+    (nearly every row of a warm report), nor, where no row has one, the rows with a `parent`."""
+    owners = [index for index, item in enumerate(items) if _may_hold(item, _COST_STATE) and _owner(loads(item))]
+    if not owners:
+        return items
     children: dict[str, list[FamilyPart]] = {}
-    owners = []
-    for index, item in enumerate(items):
-        row = loads(item)
-        if row.get("agent") != AGENT:
-            continue
-        if row.get("parent"):
+    for item in items:
+        row = loads(item) if _may_hold(item, _PARENT) else None
+        if row is not None and row.get("agent") == AGENT and row.get("parent"):
             children.setdefault(row["parent"], []).append(
                 {"prompt_tokens_billed": row["prompt_tokens_billed"], "usage": row["usage"],
                  "usage_by_model": row.get("usage_by_model"), "compaction_snapshots": row.get("compaction_snapshots")})
-        elif row.get("cost_state"):
-            owners.append(index)
     for index in owners:
         row = loads(items[index])
         items[index] = dumps(complete_with_unrecorded(row, children.get(row["id"], [])))
     return items
+
+
+_COST_STATE, _PARENT = b'"cost_state"', b'"parent"'
+
+
+def _may_hold(item: bytes, key: bytes) -> bool:
+    """Whether a row's JSON may give `key` a value: not when the key is in its bytes once, followed by null, as
+    store.dumps writes an empty field (a key cannot hide in a string: its quotes would be escaped)."""
+    return item.count(key) != 1 or key + b":null" not in item
+
+
+def _owner(row: SessionRow) -> bool:
+    """A session's own row whose cost waits on its family's (not a subagent's: it has a parent)."""
+    return row.get("agent") == AGENT and not row.get("parent") and bool(row.get("cost_state"))

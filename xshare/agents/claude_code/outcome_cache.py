@@ -1,0 +1,94 @@
+"""What measuring Claude Code's transcripts came to, kept whole: a report over the same files as the last one, none
+changed, takes it in one read instead of checking every entry of the rows cache, settling copies and completing
+families again (a third of a repeated report over two thousand transcripts).
+
+One file: a header line (layout, method, tokenizer, the stamp of the files measured: each one's path, size and
+modification time, in a digest), a line of what settling decided (the calls each file holds that another file
+bills, the files that only copy another's session, the problems of the files read), a line of each row's times
+as the report's window places it (measure/row.py PLACED_BY: the window need not decode the rows), then one line
+per row as the report passes them on: completed with their families' unrecorded calls, copies left out. Any other files
+(one more, one grown, one gone), another tokenizer or method, or a file that does not read whole: not taken,
+and the rows cache answers as before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import NamedTuple
+
+from xshare import METHOD_VERSION
+from xshare.measure.row import PLACED_BY
+from xshare.state.store import atomic_write, dumps, loads, read_regular, state_dir
+
+_LAYOUT = 1
+_ROWS = 3  # lines before the rows
+
+
+class Outcome(NamedTuple):
+    rows: list[bytes]  # each row's JSON, in the report's order
+    copied: dict[str, frozenset[int]]  # path key -> the calls (digests) it holds that another file bills
+    copy_files: frozenset[str]  # path keys of the files that only copy another file's session
+    problems: Counter  # the problems of the files read, and the copies counted once
+    places: list[list] | None = None  # each row's PLACED_BY values (kept: taken from the rows when None)
+
+
+def outcome_file() -> Path:
+    return state_dir() / "cache" / "claude-outcome.jsonl"
+
+
+def files_stamp(files: Iterable[tuple[str, tuple[int, int]]]) -> str:
+    """The files a report measures, in a few bytes: each one's path key, size and modification time (not their
+    order)."""
+    digest = hashlib.blake2b(digest_size=16)
+    for name, (size, mtime_ns) in sorted(files):
+        digest.update(dumps([name, size, mtime_ns]))
+    return digest.hexdigest()
+
+
+def _header(tokenizer: str, stamp: str, rows: int) -> bytes:
+    return dumps({"layout": _LAYOUT, "method": METHOD_VERSION, "tokenizer": tokenizer, "files": stamp,
+                  "rows": rows})
+
+
+def recall(tokenizer: str, stamp: str) -> Outcome | None:
+    """The outcome kept for exactly these files (their stamp) with this tokenizer; None for any other."""
+    try:
+        lines = read_regular(outcome_file()).split(b"\n")
+    except OSError:
+        return None
+    if len(lines) < _ROWS + 1 or lines[-1] != b"":
+        return None
+    rows = lines[_ROWS:-1]
+    if lines[0] != _header(tokenizer, stamp, len(rows)) or not all(row[:1] == b"{" for row in rows):
+        return None
+    try:
+        settled, places = loads(lines[1]), loads(lines[2])
+        if not isinstance(places, list) or len(places) != len(rows) or any(
+                not isinstance(known, list) or len(known) != len(PLACED_BY) for known in places):
+            return None
+        return Outcome(rows, {str(key): frozenset(map(int, calls)) for key, calls in settled["copied"].items()},
+                       frozenset(map(str, settled["copy_files"])), Counter(settled["problems"]), places)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def keep(tokenizer: str, stamp: str, outcome: Outcome) -> None:
+    """The outcome of measuring these files, for the next report over the same (a failed write is no loss: that
+    report checks the rows cache as before)."""
+    settled = {"copied": {key: sorted(calls) for key, calls in outcome.copied.items()},
+               "copy_files": sorted(outcome.copy_files), "problems": dict(outcome.problems)}
+    places = outcome.places if outcome.places is not None else [
+        [row.get(key) for key in PLACED_BY] for row in map(loads, outcome.rows)]
+
+    def lines() -> Iterable[bytes]:
+        yield _header(tokenizer, stamp, len(outcome.rows)) + b"\n" + dumps(settled) + b"\n" + dumps(places) + b"\n"
+        for row in outcome.rows:
+            yield row + b"\n"
+
+    try:
+        atomic_write(outcome_file(), lines())
+    except OSError:
+        pass
