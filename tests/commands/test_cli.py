@@ -138,9 +138,9 @@ def test_collect_appends_new_sessions_and_replaces_grown_ones(capsys, tmp_path: 
 
 def test_a_repeated_report_reads_only_what_changed(capsys, demo_root: Path, monkeypatch: pytest.MonkeyPatch):
     reads = []
-    original = claude_code.measure_file
-    monkeypatch.setattr(claude_code, "measure_file",
-                        lambda file, *rest: reads.append(file.path.name) or original(file, *rest))
+    original = claude_code.read_file  # every transcript a report reads goes through it
+    monkeypatch.setattr(claude_code, "read_file",
+                        lambda file, *rest, **named: reads.append(file.path.name) or original(file, *rest, **named))
     args = ("report", "--all", "--json", "--claude-root", str(demo_root))
     first = json.loads(run(capsys, *args)[1])["groups"]
     assert len(reads) == 8

@@ -240,8 +240,9 @@ def test_a_name_that_is_not_utf8_is_one_session_from_report_to_report(capsys, mo
     first, err = report(capsys)
     lines = history.history_path().read_bytes().count(b"\n")
     read: list[Path] = []
-    original = claude_code.measure_file
-    monkeypatch.setattr(claude_code, "measure_file", lambda file, *a: read.append(file.path) or original(file, *a))
+    original = claude_code.read_file  # every transcript a report reads goes through it
+    monkeypatch.setattr(claude_code, "read_file",
+                        lambda file, *a, **named: read.append(file.path) or original(file, *a, **named))
     second, second_err = report(capsys)
     assert (second, second_err) == (first, err) and second["remembered_sessions"] == 0
     assert history.history_path().read_bytes().count(b"\n") == lines  # nothing new to remember
