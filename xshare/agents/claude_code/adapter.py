@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from xshare.agents.claude_code import copies
-from xshare.agents.claude_code import transcript as claude
+from xshare.agents.claude_code import files as claude  # discovery: the reader is imported only to read
 from xshare.agents.claude_code.files import any_transcript, describe_reached
 from xshare.agents.claude_code.many import copy_source, find_sessions, measure_claude, measure_session, read_file
 from xshare.agents.claude_code.pages import children_by_parent, most_recent, session_found

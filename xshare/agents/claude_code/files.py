@@ -18,6 +18,7 @@ from xshare.agents.common import same_file
 from xshare.measure.ids import normal_id
 from xshare.state.paths import home as user_home
 
+AGENT = "claude-code"  # the rows' agent
 INTERACTIVE, SUBAGENT, INTERNAL, AUTOMATED = "interactive", "subagent", "internal", "automated"
 # Claude Code's own helper agents replay their parent's context; they are overhead, not task work
 INTERNAL_PREFIXES = ("agent-acompact-", "agent-aprompt_suggestion-", "agent-aside_question-")

@@ -15,10 +15,10 @@ from datetime import datetime
 from pathlib import Path
 
 from xshare.agents.claude_code import copies as claude_copies
+from xshare.agents.claude_code import files as claude
 from xshare.agents.claude_code import outcome_cache, resumes, rows_cache
-from xshare.agents.claude_code import transcript as claude
 from xshare.agents.claude_code.copies import CallTimes
-from xshare.agents.claude_code.transcript import ClaudeTranscript, TranscriptFile
+from xshare.agents.claude_code.files import TranscriptFile
 from xshare.agents.claude_code.unrecorded import complete_packed, complete_with_unrecorded
 from xshare.agents.common import counting, progress
 from xshare.agents.common.counting import LazyCounter, TokenCounter
@@ -28,6 +28,10 @@ from xshare.measure import tokens as tokenizers
 from xshare.measure.ids import key_path, normal_id, path_key
 from xshare.measure.row import SessionRow
 from xshare.state.store import dumps, loads
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; checkers see True
+if TYPE_CHECKING:
+    from xshare.agents.claude_code.transcript import ClaudeTranscript
 
 COPY_FILES = "Claude Code transcripts that copy another file's session (counted once, as that file)"
 _IN_FLIGHT = 4  # batches per worker submitted ahead of the results: workers stay busy, few futures live
@@ -44,6 +48,8 @@ def read_file(file: TranscriptFile, current: TokenCounter, copied=(), detail: bo
               earlier: claude_copies.EarlierCalls | None = None) -> ClaudeTranscript:
     """One transcript read start to end with the caller's counter, the calls in `copied` read as another
     file's, and those that a file read before (`earlier`) holds earlier."""
+    from xshare.agents.claude_code.transcript import ClaudeTranscript  # the reader: not for a report that reads none
+
     transcript = ClaudeTranscript(file, current, detail, copied)
     if earlier is not None:
         transcript.copies.after(earlier, file.source, path_key(file.path))

@@ -9,8 +9,8 @@ from collections import Counter
 from pathlib import Path
 from typing import cast
 
-from xshare.agents.claude_code import transcript as claude
-from xshare.agents.claude_code.transcript import TranscriptFile
+from xshare.agents.claude_code import files as claude
+from xshare.agents.claude_code.files import TranscriptFile
 from xshare.agents.protocol import Found
 from xshare.measure.row import SessionRow
 from xshare.measure.timestamps import stamp

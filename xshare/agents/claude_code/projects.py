@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from xshare.agents.claude_code import transcript as claude
+from xshare.agents.claude_code import files as claude
 
 
 def project_names(roots: list[Path], session_ids: Iterable[str]) -> dict[str, str]:

@@ -42,6 +42,7 @@ from xshare.agents.claude_code.content import (
 from xshare.agents.claude_code.copies import Copies, call_key, request_of
 from xshare.agents.claude_code.costs import cost_totals
 from xshare.agents.claude_code.files import (  # discovery lives there; these names are this module's API too
+    AGENT,
     AUTOMATED,
     INTERACTIVE,
     INTERNAL,
@@ -71,7 +72,6 @@ if TYPE_CHECKING:
 
 __all__ = ["AGENT", "AUTOMATED", "INTERACTIVE", "INTERNAL", "INTERNAL_PREFIXES", "SUBAGENT", "ClaudeTranscript",
            "TranscriptFile", "call_usage", "default_roots", "describe", "discover", "family_files", "resolve_root"]
-AGENT = "claude-code"
 # `claude -p` writes sdk-cli, the Agent SDKs sdk-ts and sdk-py: a program, not a person, drives these
 AUTOMATED_ENTRYPOINT_PREFIX = "sdk-"
 NEURALMIND_MARKER = "Code matching this prompt"

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from xshare.agents.claude_code.transcript import AGENT
+from xshare.agents.claude_code.files import AGENT
 from xshare.measure.ledger import BY_MODEL_FIELDS, CATEGORIES, OVERHEAD, USAGE_FIELDS, set_shares, usage_sums_agree
 from xshare.measure.prices import NO_MODEL, band_of
 from xshare.measure.row import SessionRow
