@@ -151,3 +151,11 @@ def test_the_code_stamp_changes_with_any_file_of_the_package(tmp_path: Path):
     table.write_text('{"date": "2026-12-01"}')
     os.utime(table, ns=(1, 1))
     assert sums_memo.code_stamp(package) not in (stamp, edited)
+    assert sums_memo.code_stamp(tmp_path / "gone") is None  # not a folder xshare can list: no stamp
+
+
+def test_without_a_code_stamp_the_rows_are_summed_every_time(capsys, demo_root: Path, sums: list[int],
+                                                              monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(sums_memo, "code_stamp", lambda: None)  # as from a zipped install
+    first = figures(capsys)
+    assert figures(capsys) == first and len(sums) == 2 and not sums_memo.memo_path().exists()

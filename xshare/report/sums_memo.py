@@ -35,7 +35,10 @@ def memo_path() -> Path:
 def summed(rows: PackedRows, dollars: DollarSums | None, sum_groups: Callable[[], dict]) -> dict:
     """The groups' figures of these rows (`sum_groups` sums them, adding to `dollars`), from the memo when it
     was made from the same rows, table and code (then `dollars` takes the sums it kept)."""
-    key = memo_key(rows, dollars, code_stamp())
+    code = code_stamp()
+    if code is None:  # xshare's files cannot be listed (a zipped install): no memo can be told current
+        return sum_groups()
+    key = memo_key(rows, dollars, code)
     kept = _recall(key)
     if kept is not None and _restore(dollars, kept.get("dollars")):
         return kept["groups"]
@@ -60,19 +63,23 @@ def memo_key(rows: PackedRows, dollars: DollarSums | None, code: str) -> str:
     return digest.hexdigest()
 
 
-def code_stamp(folder: Path = _PACKAGE) -> str:
-    """xshare's code as installed: every file of the package (its path, size and time), in a digest."""
+def code_stamp(folder: Path = _PACKAGE) -> str | None:
+    """xshare's code as installed: every file of the package (its path, size and time), in a digest; None when
+    the package's files cannot be listed."""
     digest = hashlib.blake2b(digest_size=16)
     pending = [folder]
-    while pending:
-        with os.scandir(pending.pop()) as entries:
-            for entry in sorted(entries, key=lambda entry: entry.name):
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name != "__pycache__":
-                        pending.append(Path(entry.path))
-                elif entry.name.endswith((".py", ".json")):
-                    status = entry.stat()
-                    digest.update(dumps([entry.path, status.st_size, status.st_mtime_ns]))
+    try:
+        while pending:
+            with os.scandir(pending.pop()) as entries:
+                for entry in sorted(entries, key=lambda entry: entry.name):
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name != "__pycache__":
+                            pending.append(Path(entry.path))
+                    elif entry.name.endswith((".py", ".json")):
+                        status = entry.stat()
+                        digest.update(dumps([entry.path, status.st_size, status.st_mtime_ns]))
+    except OSError:
+        return None
     return digest.hexdigest()
 
 

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from xshare import METHOD_VERSION
 from xshare.measure.row import PLACED_BY
-from xshare.state.store import atomic_write, dumps, loads, read_regular, state_dir
+from xshare.state.store import atomic_write, dumps, loads, open_regular, state_dir
 
 _LAYOUT = 1
 _ROWS = 3  # lines before the rows
@@ -54,18 +54,25 @@ def _header(tokenizer: str, stamp: str, rows: int) -> bytes:
 
 
 def recall(tokenizer: str, stamp: str) -> Outcome | None:
-    """The outcome kept for exactly these files (their stamp) with this tokenizer; None for any other."""
+    """The outcome kept for exactly these files (their stamp) with this tokenizer; None for any other. Read a line
+    at a time: the rows are held once, as the report holds them, never the file whole beside them."""
     try:
-        lines = read_regular(outcome_file()).split(b"\n")
+        with open_regular(outcome_file()) as handle:
+            head = handle.readline()
+            if not head.startswith(_header(tokenizer, stamp, 0).partition(b',"rows":')[0]):
+                return None  # other files, tokenizer or method: the rows are not read
+            settled, places = handle.readline(), handle.readline()
+            rows = list(handle)
     except OSError:
         return None
-    if len(lines) < _ROWS + 1 or lines[-1] != b"":
-        return None
-    rows = lines[_ROWS:-1]
-    if lines[0] != _header(tokenizer, stamp, len(rows)) or not all(row[:1] == b"{" for row in rows):
+    if rows and rows[-1][-1:] != b"\n":
+        return None  # a file cut short
+    for index, row in enumerate(rows):  # in place: each line's bytes freed as its row's are made
+        rows[index] = row[:-1]
+    if head != _header(tokenizer, stamp, len(rows)) + b"\n" or not all(row[:1] == b"{" for row in rows):
         return None
     try:
-        settled, places = loads(lines[1]), loads(lines[2])
+        settled, places = loads(settled), loads(places)
         if not isinstance(places, list) or len(places) != len(rows) or any(
                 not isinstance(known, list) or len(known) != len(PLACED_BY) for known in places):
             return None
