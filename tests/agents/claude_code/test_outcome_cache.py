@@ -82,6 +82,8 @@ def test_other_files_are_checked_in_the_rows_cache_as_before(capsys, roots: list
     before = len(checked)
     one_root = figures(capsys, roots[:2])[0]  # the backup root left out: its copy no longer in what is read
     assert len(checked) == before + 1 and one_root["sessions"] == after["sessions"]
+    rows_cache.cache_file().unlink()  # the rows cache gone (an upgrade): what was made from it goes with it
+    assert figures(capsys, roots[:2])[0] == one_root and len(checked) == before + 2
 
 
 def test_rows_come_in_the_files_order_however_much_was_remembered(capsys, roots: list[str], tmp_path: Path):

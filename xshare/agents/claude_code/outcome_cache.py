@@ -14,12 +14,14 @@ and the rows cache answers as before.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
 from xshare import METHOD_VERSION
+from xshare.agents.claude_code import rows_cache
 from xshare.measure.row import PLACED_BY
 from xshare.state.store import atomic_write, dumps, loads, open_regular, state_dir
 
@@ -50,7 +52,17 @@ def files_stamp(files: Iterable[tuple[str, tuple[int, int]]]) -> str:
 
 def _header(tokenizer: str, stamp: str, rows: int) -> bytes:
     return dumps({"layout": _LAYOUT, "method": METHOD_VERSION, "tokenizer": tokenizer, "files": stamp,
-                  "rows": rows})
+                  "cache": _rows_cache_stamp(), "rows": rows})
+
+
+def _rows_cache_stamp() -> list[int] | None:
+    """The rows cache as the outcome was made beside it (device, inode, size, time): the outcome is a view of that
+    cache, so a cache deleted or written since (an upgrade, another report) leaves it out of date."""
+    try:
+        status = os.stat(rows_cache.cache_file())
+    except OSError:
+        return None
+    return [status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns]
 
 
 def recall(tokenizer: str, stamp: str) -> Outcome | None:
