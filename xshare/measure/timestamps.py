@@ -20,9 +20,6 @@ _EARLIEST_TEXT = "2020-01-01T00:00:00.000Z"
 # above this an epoch number can only be milliseconds (1e11 seconds is the year 5138)
 _MILLIS_ABOVE = 1e11
 _latest_text = ""  # the newest plausible time as text; moved on when a later time is met (a long-lived process)
-# the date, hour and minute ("2026-11-04T09:15:") of the last time read as a real one: a file's next rows are
-# mostly in the same minute, whose seconds and milliseconds are then checked as digits, not parsed again
-_real_minute = ""
 
 
 def refused(agent: str) -> str:
@@ -125,21 +122,17 @@ def _is_number(text: str) -> bool:
 def _stored_form(text: str) -> str | None:
     """Text already in the stored form: plausible by text comparison (the form sorts as time), and a
     real date (month 13 or hour 25 are not)."""
-    global _latest_text, _real_minute
+    global _latest_text
     if text < _EARLIEST_TEXT:
         return None
     if text > _latest_text:
         _latest_text = utc_text(latest_plausible())
         if text > _latest_text:
             return None
-    if text[:17] == _real_minute:  # fromisoformat would take the same ASCII digits, seconds below 60
-        digits = text[17:19] + text[20:23]
-        return text if digits.isdigit() and digits.isascii() and text[17] < "6" else None
     if not text[20:23].isdigit():  # else fromisoformat could read ".1+1" as a fraction and an offset
         return None
     try:
         datetime.fromisoformat(text[:23])
     except ValueError:
         return None
-    _real_minute = text[:17]
     return text
