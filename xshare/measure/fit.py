@@ -63,7 +63,7 @@ class Thread:
 
     # --- messages -----------------------------------------------------------------------------
 
-    def append(self, key: int, category: str, tokens: int, *, compactable: bool = True, estimated: bool = False,
+    def append(self, key: int, category: str, tokens: int, compactable: bool = True, estimated: bool = False,
                label: tuple[str, int] | None = None) -> None:
         """A message appears: `key` its present.key_digest, `label` (label, call it appeared at) with detail."""
         self.present.append(key, self.index[category] | (COMPACTABLE if compactable else 0), tokens, estimated,

@@ -116,8 +116,9 @@ class Ledger:
         self.first_time[category] += tokens
         if tokens <= 0:
             return
-        self._thread(thread).append(key_digest(key), category, tokens, compactable=compactable, estimated=estimated,
-                                    label=(label, self.calls) if self.detail and label is not None else None)
+        state = self.threads.get(thread) or self._thread(thread)
+        state.append(key_digest(key), category, tokens, compactable, estimated,
+                     (label, self.calls) if label is not None and self.detail else None)
 
     def call(
         self,
@@ -131,31 +132,29 @@ class Ledger:
     ) -> None:
         """One API call: charge every present message to it, once the bill and the messages are settled
         (fit.py; a SPREAD ledger's overhead is settled at the end, and `cap` trims its messages)."""
-        state = self._thread(thread)
+        state = self.threads.get(thread) or self._thread(thread)
+        usage = usage or {}
         limit = billed_prompt if cap is None else cap
         if self.overhead_mode == FIRST_CALL:
-            cache_read = (usage or {}).get("cache_read", 0)
-            overhead = state.settle(limit, cache_read, model, self.rounding, self._removed)
+            overhead = state.settle(limit, usage.get("cache_read", 0), model, self.rounding, self._removed)
         else:
             overhead = 0
             state.cap(limit, self._removed)
         self.calls += 1
         self.prompt_billed += billed_prompt
-        billed, carried = self.billed, {}
-        for category, tokens in state.sums.items():
-            if tokens:
-                billed[category] += tokens
-                carried[category] = tokens
+        carried = {category: tokens for category, tokens in state.sums.items() if tokens}
+        billed = self.billed
+        for category, tokens in carried.items():
+            billed[category] += tokens
         billed[OVERHEAD] += overhead
         carried[OVERHEAD] = overhead
-        if usage:
-            totals = self.usage
-            for name, value in usage.items():
-                totals[name] += value
-        self._by_model(model, billed_prompt, usage or {}, 1)
+        totals = self.usage
+        for name, value in usage.items():
+            totals[name] += value
+        self._by_model(model, billed_prompt, usage, 1)
         if model:
             self.models[model] = self.models.get(model, 0) + 1
-        self.watch.call(billed_prompt, usage or {}, thread=thread, model=model, time=time,
+        self.watch.call(billed_prompt, usage, thread=thread, model=model, time=time,
                         carried_conversation=overhead + state.sums["conversation"], context=carried)
         if self.detail:
             self.call_log.append(
@@ -163,7 +162,7 @@ class Ledger:
                     "prompt": billed_prompt,
                     "present": dict(state.sums),
                     "overhead": overhead,
-                    "usage": dict(usage or {}),
+                    "usage": dict(usage),
                     "model": model,
                     "time": time,
                     "thread": thread,
@@ -182,8 +181,13 @@ class Ledger:
         self._by_model(model, after[0], after[1], 1)
 
     def _by_model(self, model: str | None, prompt: int, usage: dict[str, int], calls: int) -> None:
-        bands = self.usage_by_model.setdefault(model or NO_MODEL, {})
-        entry = bands.setdefault(band_of(prompt), dict.fromkeys(BY_MODEL_FIELDS, 0))
+        bands = self.usage_by_model.get(model or NO_MODEL)
+        if bands is None:
+            bands = self.usage_by_model[model or NO_MODEL] = {}
+        band = band_of(prompt)
+        entry = bands.get(band)
+        if entry is None:  # not setdefault: its default would be a new dict at every call
+            entry = bands[band] = dict.fromkeys(BY_MODEL_FIELDS, 0)
         for name, value in usage.items():
             entry[name] += value
         entry["calls"] += calls

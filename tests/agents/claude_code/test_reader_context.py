@@ -17,6 +17,7 @@ from agent_fixtures import Counted
 from claude_2_1_fixtures import OVERHEAD, NewSession, Provider, chars
 
 from tests.conftest import append_in_pieces
+from xshare.agents.claude_code.content import is_prompt, trailing_reminders
 from xshare.agents.claude_code.transcript import ClaudeTranscript, describe
 from xshare.cli import main
 from xshare.measure.ledger import ROUNDING_PER_MESSAGE, Ledger
@@ -269,3 +270,29 @@ def test_any_split_gives_the_same_row(tmp_path: Path):
         transcript = ClaudeTranscript.from_state(state, describe(target), Counted(chars, "chars/4"))
         transcript.catch_up()
     assert transcript.row()["billed_tokens"] == whole["billed_tokens"]
+
+
+@pytest.mark.parametrize(("text", "cut"), [
+    ("result", 6),
+    ("result\n" + WRAP.format("a"), 7),
+    ("result\n" + WRAP.format("a") + "\n\u2003 \n", 7),  # whitespace after the last reminder, any kind
+    ("result\n" + WRAP.format("a") + " \n" + WRAP.format("b") + "\n", 7),  # two appended: both
+    (WRAP.format("a") + "\nresult", len(WRAP.format("a") + "\nresult")),  # one before the result: none
+    ("result </system-reminder>\n", len("result </system-reminder>\n")),  # a close without its open
+    (" \n\t", 3), ("", 0),
+])
+def test_the_reminders_appended_to_a_tool_result_are_found_past_trailing_whitespace(text: str, cut: int):
+    assert trailing_reminders(text) == cut
+
+
+@pytest.mark.parametrize(("content", "typed"), [
+    ("fix the test", True), ("  ", False), ("<command-name>/clear", False),
+    ([{"type": "text", "text": "fix it"}, {"type": "image"}], True),
+    ([{"type": "text"}, {"type": "text", "text": "fix it"}], False),  # the first text block's text decides
+    ([{"type": "text", "text": None}, {"type": "text", "text": "fix it"}], False),
+    (["fix it", {"type": "text", "text": "<bash-input>ls"}], False),
+    ([{"type": "text", "text": "fix it"}, {"type": "tool_result", "content": "ok"}], False),  # a result: never
+    ([], False), (None, False),
+])
+def test_a_prompt_is_a_person_typing_by_its_first_text_block_and_no_tool_result(content: object, typed: bool):
+    assert is_prompt(content) is typed

@@ -65,9 +65,11 @@ def notification_as_sent(row: dict, text: str) -> str:
     """A background task's notification (a user row whose origin is the task) as the model got it: from
     2.1.332 inside a reminder, after a frame saying that it is not the user speaking."""
     origin = row.get("origin")
+    if not (isinstance(origin, dict) and origin.get("kind") == "task-notification"
+            and text.startswith("<task-notification>")):
+        return text  # every other user row: its version is not read
     version = version_of(row.get("version"))
-    if not (isinstance(origin, dict) and origin.get("kind") == "task-notification" and version
-            and version >= FRAMED_NOTIFICATIONS_FROM and text.startswith("<task-notification>")):
+    if not (version and version >= FRAMED_NOTIFICATIONS_FROM):
         return text
     return f"{_WRAP_OPEN}{_NOTIFICATION_FRAME}{text}{_WRAP_CLOSE}"
 
@@ -83,10 +85,12 @@ def trailing_reminders(text: str) -> int:
     """Where the <system-reminder> blocks appended to a tool result begin (len(text) if none)."""
     cut = len(text)
     while True:
-        body = text[:cut].rstrip()
-        if not body.endswith(_CLOSE):
+        end = cut  # where text[:cut] ends without its trailing whitespace (as rstrip, but no copy of the text)
+        while end and text[end - 1].isspace():
+            end -= 1
+        if not text.endswith(_CLOSE, 0, end):
             return cut
-        start = body.rfind(OPEN_REMINDER)
+        start = text.rfind(OPEN_REMINDER, 0, end)
         if start == -1:
             return cut
         cut = start
@@ -111,10 +115,15 @@ def result_text(content: object) -> str:
 def is_prompt(content: object) -> bool:
     """A person typed this (not a tool result, a command's output or an interruption notice)."""
     if isinstance(content, list):
-        if any(isinstance(block, dict) and block.get("type") == "tool_result" for block in content):
-            return False
-        content = next((block.get("text") for block in content if isinstance(block, dict)
-                        and block.get("type") == "text"), "")
+        first, found = None, False  # the first text block's text (a plain loop: a user row's every block once)
+        for block in content:
+            if isinstance(block, dict):
+                kind = block.get("type")
+                if kind == "tool_result":
+                    return False
+                if kind == "text" and not found:
+                    first, found = block.get("text"), True
+        content = first if found else ""
     if not isinstance(content, str):
         return False
     text = content.lstrip()
