@@ -3,12 +3,13 @@ changed, takes it in one read instead of checking every entry of the rows cache,
 families again (a third of a repeated report over two thousand transcripts).
 
 One file: a header line (layout, method, tokenizer, the stamp of the files measured: each one's path, size and
-modification time, in a digest), a line of what settling decided (the calls each file holds that another file
-bills, the files that only copy another's session, the problems of the files read), a line of each row's times
-as the report's window places it (measure/row.py PLACED_BY: the window need not decode the rows), then one line
-per row as the report passes them on: completed with their families' unrecorded calls, copies left out. Any other files
-(one more, one grown, one gone), another tokenizer or method, or a file that does not read whole: not taken,
-and the rows cache answers as before.
+modification time, in a digest; and the rows cache's device, inode, size and time), a line of what settling
+decided (the calls each file holds that another file bills, the files that only copy another's session, the
+problems of the files read), a line of each row's times as the report's window places it (measure/row.py
+PLACED_BY: the window need not decode the rows), then one line per row as the report passes them on: completed
+with their families' unrecorded calls, copies left out. Any other files (one more, one grown, one gone), another
+tokenizer or method, a rows cache written since, or a file that does not read whole: not taken, and the rows
+cache answers as before.
 """
 
 from __future__ import annotations
@@ -26,11 +27,10 @@ from xshare.measure.row import PLACED_BY
 from xshare.state.store import atomic_write, dumps, loads, open_regular, state_dir
 
 _LAYOUT = 1
-_ROWS = 3  # lines before the rows
 
 
 class Outcome(NamedTuple):
-    rows: list[bytes]  # each row's JSON, in the report's order
+    rows: list[bytes]  # each row's JSON, in the files' order
     copied: dict[str, frozenset[int]]  # path key -> the calls (digests) it holds that another file bills
     copy_files: frozenset[str]  # path keys of the files that only copy another file's session
     problems: Counter  # the problems of the files read, and the copies counted once
