@@ -94,6 +94,9 @@ _INTS = ("total", "prompt", "exploration", "covered_prompt", "priced", "partly_p
          "no_usage", "no_calls", "nothing_priced", "old_rows")
 
 
+_KEPT = {*_INTS, "by_model", "by_agent", "unpriced", "unpriced_calls", "table"}  # every field of a DollarSums
+
+
 def _dollar_state(dollars: DollarSums) -> dict:
     return {**{name: getattr(dollars, name) for name in _INTS}, "by_model": dollars.by_model,
             "by_agent": dollars.by_agent, "unpriced": dollars.unpriced, "unpriced_calls": dollars.unpriced_calls}
@@ -103,6 +106,8 @@ def _restore(dollars: DollarSums | None, state: object) -> bool:
     """`dollars` given the kept sums (True), or left as it is when there are none to give (False)."""
     if dollars is None:
         return state is None
+    if set(vars(dollars)) != _KEPT:  # a field this memo does not know of: summed, never left out
+        return False
     if not isinstance(state, dict) or any(type(state.get(name)) is not int for name in _INTS):
         return False
     try:
