@@ -56,4 +56,33 @@ def test_rows_whose_times_are_not_all_kept_are_decoded():
     inside, _ = in_window(rows, CountingPlace(Window(None, NOW, "all sessions")))
     assert len(inside) == len(TIMES) - 1  # the two from 2099 out, and no row placed by another's times
     rows.append({"id": "added", "agent": "claude-code", "source": "interactive", "started_at": None})
-    assert rows.places is None
+    known = rows.known_places()  # the rows' times no longer line up with them: none is trusted, the new one's is
+    assert known[:-1] == [None] * (len(TIMES) + 1) and known[-1] == [None, None, None]
+
+
+def test_rows_joined_keep_their_bytes_and_their_times_where_known():
+    """Another agent's packed rows join as they are packed (not decoded and packed again: a row written with
+    spaces keeps them), rows added as dicts bring their times, and the window places the whole alike."""
+    import json
+
+    kept = packed(True)  # as the outcome of measuring Claude Code gives them
+    spaced = json.dumps({"id": "other", "agent": "codex", "source": "interactive",
+                         "started_at": "2026-11-21T10:00:00Z"}).encode()
+    other = PackedRows([spaced])  # another agent's, no times kept
+    joined = PackedRows()
+    joined += kept
+    joined += other
+    joined += [{"id": "dict", "agent": "hermes", "source": "cli", "started_at": "2026-11-22T10:00:00Z"}]
+    joined.append({"id": "last", "agent": "hermes", "source": "cli", "started_at": None})
+    assert joined.items[len(TIMES)] == spaced and len(joined) == len(TIMES) + 3
+    known = joined.known_places()
+    assert known[:len(TIMES)] == kept.places and known[len(TIMES)] is None
+    assert known[-2:] == [["2026-11-22T10:00:00Z", None, None], [None, None, None]]
+    decoded = PackedRows(joined.items)
+    for window in WINDOWS:
+        placed = []
+        for rows in (joined, decoded):
+            counting = CountingPlace(window)
+            inside, deferred = in_window(rows, counting)
+            placed.append((inside.items, deferred, counting.undated))
+        assert placed[0] == placed[1]

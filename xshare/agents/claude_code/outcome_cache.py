@@ -34,7 +34,7 @@ class Outcome(NamedTuple):
     copied: dict[str, frozenset[int]]  # path key -> the calls (digests) it holds that another file bills
     copy_files: frozenset[str]  # path keys of the files that only copy another file's session
     problems: Counter  # the problems of the files read, and the copies counted once
-    places: list[list] | None = None  # each row's PLACED_BY values (kept: taken from the rows when None)
+    places: list[list | None] | None = None  # each row's PLACED_BY values (kept: taken from the rows when None)
 
 
 def outcome_file() -> Path:

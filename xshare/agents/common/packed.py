@@ -20,18 +20,36 @@ class PackedRows:
 
     __slots__ = ("items", "places")
 
-    def __init__(self, items: Iterable[bytes] = (), places: list[list] | None = None) -> None:
+    def __init__(self, items: Iterable[bytes] = (), places: list[list | None] | None = None) -> None:
         self.items: list[bytes] = list(items)
-        self.places = places  # each row's PLACED_BY values, in order, when known; None when not
+        # each row's PLACED_BY values, in order, where known (None for a row whose are not); None: none known
+        self.places = places
 
     def append(self, row: SessionRow) -> None:
-        self.items.append(dumps(row))
-        self.places = None
+        self.__iadd__((row,))
 
     def __iadd__(self, rows: Iterable[SessionRow]) -> PackedRows:
-        self.items.extend(dumps(row) for row in rows)
-        self.places = None
+        """The rows added, their times kept where this one keeps times; another PackedRows's as they are packed
+        (not decoded and packed again), with the times known of either (another agent's rows after Claude
+        Code's keep Claude Code's times)."""
+        if not isinstance(rows, PackedRows):
+            places = self.known_places() if self.places is not None else None
+            for row in rows:
+                self.items.append(dumps(row))
+                if places is not None:
+                    places.append([row.get(key) for key in PLACED_BY])
+            self.places = places
+            return self
+        mine, theirs = self.known_places(), rows.known_places()
+        self.places = mine + theirs if any(known is not None for known in (*mine, *theirs)) else None
+        self.items.extend(rows.items)
         return self
+
+    def known_places(self) -> list[list | None]:
+        """`places` for every row, None where not known (all of them when the items were changed by hand)."""
+        if self.places is not None and len(self.places) == len(self.items):
+            return self.places
+        return [None] * len(self.items)
 
     def pairs(self) -> Iterator[tuple[bytes, SessionRow]]:
         """Each row's bytes beside its dict, for a caller that keeps some rows as they are packed."""
@@ -49,8 +67,10 @@ class PackedRows:
     __hash__ = None  # type: ignore[assignment]  # unhashable: a mutable list, as list itself (typeshed says so too)
 
 
-def _placed(known: list) -> SessionRow:
-    """As much of a row as the window reads: its PLACED_BY values."""
+def _placed(item: bytes, known: list | None) -> SessionRow:
+    """As much of a row as the window reads: its PLACED_BY values where they were kept, else the row decoded."""
+    if known is None:
+        return loads(item)
     return cast("SessionRow", dict(zip(PLACED_BY, known, strict=True)))
 
 
@@ -58,10 +78,8 @@ def in_window(rows: PackedRows, place: Callable[[SessionRow], str]) -> tuple[Pac
     """The rows `place` puts in the window (their bytes, not copies), and how many it defers; placed by their
     kept times where the rows have them (`place` reads only PLACED_BY), else each decoded."""
     inside, deferred = PackedRows(), 0
-    places = rows.places if rows.places is not None and len(rows.places) == len(rows.items) else None
-    pairs = zip(rows.items, map(_placed, places), strict=True) if places else rows.pairs()
-    for item, row in pairs:
-        where = place(row)
+    for item, known in zip(rows.items, rows.known_places(), strict=True):
+        where = place(_placed(item, known))
         if where == "in":
             inside.items.append(item)
         deferred += where == "deferred"
