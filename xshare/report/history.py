@@ -243,11 +243,8 @@ def keep(measured: Iterable[SessionRow]) -> Remembered:
 
 def _digest(measured: PackedRows) -> str:
     """What `keep` depends on, in a few bytes: every row measured, in order, and how it keeps them."""
-    digest = hashlib.blake2b(f"{_KEPT_LAYOUT} {METHOD_VERSION} {_LEFT_OUT}".encode(), digest_size=16)
-    for item in measured.items:
-        digest.update(len(item).to_bytes(8, "little"))
-        digest.update(item)
-    return digest.hexdigest()
+    return measured.digest(hashlib.blake2b(f"{_KEPT_LAYOUT} {METHOD_VERSION} {_LEFT_OUT}".encode(),
+                                           digest_size=16)).hexdigest()
 
 
 def _file_stamp() -> list[int] | None:

@@ -57,10 +57,7 @@ def memo_key(rows: PackedRows, dollars: DollarSums | None, code: str) -> str:
     table = dollars.table if dollars is not None else None
     digest.update(dumps(None if table is None else [table.date, table.models, table.aliases, table.tiers,
                                                     sorted(table.file_models), table.file_date, table.sources]))
-    for item in rows.items:
-        digest.update(len(item).to_bytes(8, "little"))
-        digest.update(item)
-    return digest.hexdigest()
+    return rows.digest(digest).hexdigest()
 
 
 def code_stamp(folder: Path = _PACKAGE) -> str | None:

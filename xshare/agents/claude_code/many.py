@@ -98,7 +98,7 @@ def measure_claude(
             result.problems["transcripts that vanished or could not be read"] += 1
         elif oldest_ns is None or stat[1] >= oldest_ns:
             wanted.append((file, stat))
-    stamp = outcome_cache.files_stamp((path_key(file.path), stat) for file, stat in wanted) if use_cache else None
+    stamp = rows_cache.files_stamp((path_key(file.path), stat) for file, stat in wanted) if use_cache else None
     kept = outcome_cache.recall(choice.name, stamp) if stamp else None
     if kept is not None:  # the files of the last report, none changed: what it came to, whole
         _take(result, kept)

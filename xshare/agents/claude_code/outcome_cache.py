@@ -14,7 +14,6 @@ cache answers as before.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections import Counter
 from collections.abc import Iterable
@@ -41,18 +40,10 @@ def outcome_file() -> Path:
     return state_dir() / "cache" / "claude-outcome.jsonl"
 
 
-def files_stamp(files: Iterable[tuple[str, tuple[int, int]]]) -> str:
-    """The files a report measures, in a few bytes: each one's path key, size and modification time (not their
-    order)."""
-    digest = hashlib.blake2b(digest_size=16)
-    for name, (size, mtime_ns) in sorted(files):
-        digest.update(dumps([name, size, mtime_ns]))
-    return digest.hexdigest()
-
-
-def _header(tokenizer: str, stamp: str, rows: int) -> bytes:
+def _header(tokenizer: str, stamp: str, cache: list[int] | None, rows: int) -> bytes:
+    """`stamp`: the files measured (rows_cache.files_stamp); `cache`: the rows cache beside it (_rows_cache_stamp)."""
     return dumps({"layout": _LAYOUT, "method": METHOD_VERSION, "tokenizer": tokenizer, "files": stamp,
-                  "cache": _rows_cache_stamp(), "rows": rows})
+                  "cache": cache, "rows": rows})
 
 
 def _rows_cache_stamp() -> list[int] | None:
@@ -68,10 +59,11 @@ def _rows_cache_stamp() -> list[int] | None:
 def recall(tokenizer: str, stamp: str) -> Outcome | None:
     """The outcome kept for exactly these files (their stamp) with this tokenizer; None for any other. Read a line
     at a time: the rows are held once, as the report holds them, never the file whole beside them."""
+    cache = _rows_cache_stamp()
     try:
         with open_regular(outcome_file()) as handle:
             head = handle.readline()
-            if not head.startswith(_header(tokenizer, stamp, 0).partition(b',"rows":')[0]):
+            if not head.startswith(_header(tokenizer, stamp, cache, 0).partition(b',"rows":')[0]):
                 return None  # other files, tokenizer or method: the rows are not read
             settled, places = handle.readline(), handle.readline()
             rows = list(handle)
@@ -81,7 +73,7 @@ def recall(tokenizer: str, stamp: str) -> Outcome | None:
         return None  # a file cut short
     for index, row in enumerate(rows):  # in place: each line's bytes freed as its row's are made
         rows[index] = row[:-1]
-    if head != _header(tokenizer, stamp, len(rows)) + b"\n" or not all(row[:1] == b"{" for row in rows):
+    if head != _header(tokenizer, stamp, cache, len(rows)) + b"\n" or not all(row[:1] == b"{" for row in rows):
         return None
     try:
         settled, places = loads(settled), loads(places)
@@ -103,7 +95,8 @@ def keep(tokenizer: str, stamp: str, outcome: Outcome) -> None:
         [row.get(key) for key in PLACED_BY] for row in map(loads, outcome.rows)]
 
     def lines() -> Iterable[bytes]:
-        yield _header(tokenizer, stamp, len(outcome.rows)) + b"\n" + dumps(settled) + b"\n" + dumps(places) + b"\n"
+        header = _header(tokenizer, stamp, _rows_cache_stamp(), len(outcome.rows))
+        yield header + b"\n" + dumps(settled) + b"\n" + dumps(places) + b"\n"
         for row in outcome.rows:
             yield row + b"\n"
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
@@ -54,11 +54,15 @@ _SETTLED = b"settled\t"  # one tab: never taken for an entry (two), by this vers
 def settled_stamp(entries: Mapping[str, Entry]) -> bytes:
     """What settling copies depends on, in a few bytes: each file's path, size and modification time (not
     their order: copies.billing_files)."""
+    return files_stamp((name, (entry.size, entry.mtime_ns)) for name, entry in entries.items()).encode()
+
+
+def files_stamp(files: Iterable[tuple[str, tuple[int, int]]]) -> str:
+    """Files in a few bytes: each one's path key, size and modification time (not their order)."""
     digest = hashlib.blake2b(digest_size=16)
-    for name in sorted(entries):
-        entry = entries[name]
-        digest.update(dumps([name, entry.size, entry.mtime_ns]))
-    return digest.hexdigest().encode()
+    for name, (size, mtime_ns) in sorted(files):
+        digest.update(dumps([name, size, mtime_ns]))
+    return digest.hexdigest()
 
 
 def settled(tokenizer: str) -> bytes | None:

@@ -14,6 +14,10 @@ from typing import cast
 from xshare.measure.row import PLACED_BY, SessionRow
 from xshare.state.store import dumps, loads
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing it at run time; checkers see True
+if TYPE_CHECKING:
+    from hashlib import blake2b
+
 
 class PackedRows:
     """A list of session rows, in order, each stored as the bytes `dumps` made of it."""
@@ -50,6 +54,13 @@ class PackedRows:
         if self.places is not None and len(self.places) == len(self.items):
             return self.places
         return [None] * len(self.items)
+
+    def digest(self, into: blake2b) -> blake2b:
+        """`into` fed every row, in order, each after its length (so no two lists of rows feed it alike)."""
+        for item in self.items:
+            into.update(len(item).to_bytes(8, "little"))
+            into.update(item)
+        return into
 
     def pairs(self) -> Iterator[tuple[bytes, SessionRow]]:
         """Each row's bytes beside its dict, for a caller that keeps some rows as they are packed."""
