@@ -287,3 +287,21 @@ def test_the_page_of_a_session_with_unwritten_compaction_calls_equals_its_row(ca
     _, rows = report(capsys, tmp_path / "cc", tmp_path)
     assert {key: rows[main_path.stem][key] for key in row} == row
     assert rows[main_path.stem]["api_calls"] + 2 == len(provider.calls)  # the subagent's two are its own row's
+
+
+def test_a_sessions_transcript_is_scanned_once_for_its_internal_agents_until_it_changes(tmp_path: Path,
+                                                                                      monkeypatch):
+    from xshare.agents.claude_code import copies
+
+    main_path, agent_path, _ = an_internal_agent(tmp_path / "cc")
+    scanned: list[Path] = []
+    real_scan = copies.scan_ids
+    monkeypatch.setattr(copies, "scan_ids", lambda path: scanned.append(path) or real_scan(path))
+    monkeypatch.setattr(copies, "_SCANNED", {})
+    assert read(agent_path).row()["api_calls"] == 1
+    assert read(agent_path).row()["api_calls"] == 1  # a second agent of the session: the scan is reused
+    assert scanned == [main_path]
+    lines = main_path.read_text().splitlines(keepends=True)
+    main_path.write_text(lines[0])  # the session's transcript rewritten without the replayed calls
+    assert read(agent_path).row()["api_calls"] == 3  # scanned again: they are the agent's own now
+    assert scanned == [main_path, main_path]

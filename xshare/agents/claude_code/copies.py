@@ -85,6 +85,27 @@ def scan_ids(path: Path) -> tuple[frozenset[str], frozenset[str]]:
     return requests, ids
 
 
+# the last few scans, by path, size and time: a session's internal agents all check their calls against its own
+# transcript, one after another in one process (a family is read together), which is then scanned once
+_SCANNED: dict[tuple[str, int, int], tuple[frozenset[str], frozenset[str]]] = {}
+_SCANS_KEPT = 2
+
+
+def scan_parent_ids(path: Path) -> tuple[frozenset[str], frozenset[str]]:
+    """`scan_ids` of a session's own transcript, the scan reused while the file is unchanged."""
+    try:
+        status = path.stat()
+    except (OSError, ValueError):
+        return scan_ids(path)
+    stamp = (str(path), status.st_size, status.st_mtime_ns)
+    found = _SCANNED.get(stamp)
+    if found is None:
+        if len(_SCANNED) >= _SCANS_KEPT:
+            _SCANNED.pop(next(iter(_SCANNED)))
+        found = _SCANNED[stamp] = scan_ids(path)
+    return found
+
+
 def may_share(mine: tuple[frozenset[str], frozenset[str]], theirs: tuple[frozenset[str], frozenset[str]]) -> bool:
     """Whether two transcripts whose ids are scanned (`scan_ids`) can hold one call: they share a request id
     or another id. Every call `holds` finds in `theirs` passes (its ids are written in both files)."""
@@ -274,7 +295,7 @@ class Copies:
     def _parents(self) -> tuple[frozenset[str], frozenset[str]]:
         if self._parent_ids is None:
             main = main_transcript(self.path)
-            self._parent_ids = scan_ids(main) if main is not None else (frozenset(), frozenset())
+            self._parent_ids = scan_parent_ids(main) if main is not None else (frozenset(), frozenset())
         return self._parent_ids
 
     def own(self, key: object, time: object) -> None:
