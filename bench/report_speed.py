@@ -12,6 +12,8 @@ Texts that repeat across copies would flatter counting, which counts each distin
     re-runs (everything cached);
   - the first report after install: the plugin's background pass (bench/background_speed.py), then the first
     `/exploration-share`, against ccusage's wall;
+  - the floor (bench/cold_floor.py): what the cold report's CPU rests on that no change to xshare's own code
+    removes (fastokens' load, counting the distinct texts, parsing every line), and what is left for that code;
   - the crossover: where fastokens (longer load, faster per byte) beats tiktoken, measured on the texts of the
     first --crossover-copies copies, as MB of distinct text and of transcripts per worker, against the
     constants xshare uses (FAST_MIN_TEXT_BYTES, TEXT_SHARE).
@@ -26,7 +28,7 @@ the corpus: cold >= 0.8x the tokenizer's limit, --estimate >= 100 MB/s.
 
     python bench/report_speed.py [--corpus DIR] [--runs N] [--ccusage PATH] [--big-gb N] [--skip PART,...]
 
-About 15 minutes on 2 cores with --runs 3; --skip leaves parts out (corpus, copies, counters, install,
+About 15 minutes on 2 cores with --runs 3; --skip leaves parts out (corpus, copies, counters, floor, install,
 crossover, live; --big-gb 0 leaves out every big history).
 """
 
@@ -44,6 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import cold_floor  # noqa: E402  (beside this file)
 from common import (  # noqa: E402
     DEFAULT_CORPUS,
     DEFAULT_VOCAB,
@@ -56,7 +59,7 @@ from common import (  # noqa: E402
     spread,
 )
 
-PARTS = ("corpus", "copies", "counters", "install", "crossover", "live")
+PARTS = ("corpus", "copies", "counters", "floor", "install", "crossover", "live")
 CPU: dict[str, list[float]] = {}  # the CPU seconds of the runs, by what was run (cold, ccusage, ...)
 
 
@@ -220,6 +223,10 @@ def yardstick(args: argparse.Namespace, roots: list[Path]) -> int:
         if theirs:
             goal(34, "cold exact report CPU / ccusage CPU, yardstick (default counter)",
                  statistics.median(CPU["cold big"]) / statistics.median(CPU["ccusage big"]), 3, "x")
+        if "floor" not in args.skip:
+            for line in cold_floor.describe(cold_floor.floor(big), statistics.median(CPU["cold big"]),
+                                            statistics.median(CPU["ccusage big"]) if theirs else None):
+                print(line)
         if "counters" not in args.skip:
             peak = max(peak, compare_counters(1, big, "big"))
         warm, warm_peak = upgrade_then_warm(args.runs, big, theirs, "big")
