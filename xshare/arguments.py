@@ -7,6 +7,8 @@ common.py), which command runs which is in xshare/cli.py. Stdlib only, as every 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import textwrap
 
 from xshare import __version__
@@ -28,7 +30,33 @@ start here:
 `xshare COMMAND --help` says more about each command."""
 # what bare `xshare` prints: a short orientation instead of argparse's "arguments are required"
 ORIENTATION = f"{DESCRIPTION}\n\n{EXAMPLES}\n"
-_RAW = argparse.RawDescriptionHelpFormatter  # keeps the examples' lines as written
+
+
+def _terminal_columns() -> int:
+    """The terminal's width as shutil.get_terminal_size finds it ($COLUMNS, else the terminal, else 80)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class _Raw(argparse.RawDescriptionHelpFormatter):
+    """Keeps the examples' lines as written. Its width is found here: argparse would import shutil for it
+    (with bz2 and lzma: 3 ms of every command's start)."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         _terminal_columns() - 2 if width is None else width)
+
+
+_RAW = _Raw
 
 
 def _command(commands, name: str, summary: str, description: str, examples: str) -> argparse.ArgumentParser:

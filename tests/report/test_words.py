@@ -207,3 +207,29 @@ def test_outside_window_names_the_flag_that_reaches_the_newest():
     assert "`--since-days 19` takes that one in" in line
     assert Window.build(NOW, since_days=19).place(make_row("x", 1, 10, 20, started=starts[1])) == "in"
     assert outside_window(window, [], NOW) == []
+
+
+@pytest.mark.parametrize("columns", ["60", "132", "", "wide", "-5"])
+def test_help_is_as_wide_as_argparse_makes_it_for_the_terminal(capsys, monkeypatch, columns):
+    import argparse
+
+    from xshare import arguments
+
+    monkeypatch.setenv("COLUMNS", columns)
+    with pytest.raises(SystemExit):
+        main(["report", "--help"])
+    ours = capsys.readouterr().out
+    monkeypatch.setattr(arguments, "_RAW", argparse.RawDescriptionHelpFormatter)  # argparse's own width
+    with pytest.raises(SystemExit):
+        main(["report", "--help"])
+    assert capsys.readouterr().out == ours
+
+
+def test_starting_a_command_imports_no_shutil():
+    import subprocess
+    import sys
+
+    code = ("import sys; from xshare import arguments; arguments.build_parser('report').parse_args(['report']); "
+            "print('shutil' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"  # argparse imports it (and bz2, lzma) for a width found without it
