@@ -403,3 +403,9 @@ def test_the_hermes_cache_compares_the_start_it_read_from_as_a_time(tmp_path: Pa
     assert reads == []  # later than what was read: the cache holds it (as text, "2026-05-01" > "2026-04-30")
     rows_cache.measure_hermes([path], Looking({}, choice, since=datetime(2026, 4, 30, 20, tzinfo=timezone.utc)))
     assert reads == [1]
+
+
+def test_a_week_date_is_stored_as_the_day_it_names():
+    # shaped like the stored form at the places stamp looked at first, but "2026-W47..." sorts after "2026-12..."
+    assert timestamps.stamp("2026-W47-1T10:00:00.000Z") == "2026-11-16T10:00:00.000Z"
+    assert timestamps.stamp("2026-11-16T10:00:00.000Z") == "2026-11-16T10:00:00.000Z"

@@ -105,7 +105,7 @@ def stamp(value: object, millis: bool = True) -> str | None:
     """A record's time in the stored form, if it is plausible: ISO text (any offset), or epoch seconds
     (milliseconds too with `millis`) as a number or digits. None otherwise (never an exception)."""
     if isinstance(value, str):
-        if len(value) == 24 and value[23] == "Z" and value[10] == "T" and value[19] == ".":
+        if _stored_shape(value):
             return _stored_form(value)  # the form most agents write (every Claude Code row): no conversion
         text = value.strip()
         moment = epoch_time(text, millis) if _is_number(text) else parse_time(text)
@@ -117,6 +117,13 @@ def stamp(value: object, millis: bool = True) -> str | None:
 
 def _is_number(text: str) -> bool:
     return text.replace(".", "", 1).isdigit()
+
+
+def _stored_shape(value: object) -> bool:
+    """Text shaped as the stored form (2025-01-31T09:00:00.000Z), which sorts as the time it names; a week
+    date (2025-W05-5T...) parses too, but does not sort so."""
+    return (isinstance(value, str) and len(value) == 24 and value[23] == "Z" and value[10] == "T" and value[19] == "."
+            and value[4] == "-" and value[7] == "-" and value[13] == ":" and value[16] == ":")
 
 
 def _stored_form(text: str) -> str | None:
