@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,19 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DEFAULT_CORPUS, DEFAULT_VOCAB, build_big, distinct_texts, roots_of  # noqa: E402
-
-# fastokens loaded as a first report loads it (its tables finished on a first text), in a fresh process and
-# state folder: the CPU seconds of the load alone
-_LOAD_FAST = (
-    "import time\n"
-    "from xshare.measure import tokens\n"
-    "counter = tokens.Counter(tokens.choose(remember=False))\n"
-    "started = time.process_time()\n"
-    "counter.load(fast=True)\n"
-    "assert counter.fast and counter.count('hello world') == 2\n"
-    "print(time.process_time() - started)\n"
-)
+from common import DEFAULT_CORPUS, DEFAULT_VOCAB, build_big, distinct_texts, load_cpu, roots_of  # noqa: E402
 
 
 @dataclass
@@ -52,13 +39,6 @@ class Floor:
     @property
     def total(self) -> float:
         return self.load + self.count + self.parse
-
-
-def load_cpu() -> float:
-    with tempfile.TemporaryDirectory() as home:
-        done = subprocess.run([sys.executable, "-c", _LOAD_FAST], env={**os.environ, "XSHARE_HOME": home},
-                              capture_output=True, text=True, check=True)
-    return float(done.stdout)
 
 
 def count_cpu(texts: list[str]) -> float:
@@ -98,7 +78,7 @@ def floor(roots: list[Path]) -> Floor:
     texts = distinct_texts(roots)
     counted = count_cpu(texts)
     text_bytes = sum(len(text.encode("utf-8", "surrogatepass")) for text in texts)
-    return Floor(load_cpu(), counted, parse_cpu(roots), len(texts), text_bytes)
+    return Floor(load_cpu("fast"), counted, parse_cpu(roots), len(texts), text_bytes)
 
 
 def describe(found: Floor, cold_cpu: float | None = None, theirs_cpu: float | None = None,

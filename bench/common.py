@@ -4,11 +4,13 @@ of them, their distinct texts) and how one process tree is timed."""
 from __future__ import annotations
 
 import compileall
+import os
 import re
 import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -115,6 +117,29 @@ def distinct_texts(roots: list[Path]) -> list[str]:
     for file in claude.discover([root / "projects" for root in roots]):
         claude.ClaudeTranscript(file, Counted(record, "record")).catch_up()
     return list(texts.values())
+
+
+# a counter loaded as a first report loads it, in a fresh process: fastokens (argv "fast", its tables finished
+# on a first text) or tiktoken; prints the CPU seconds of the load alone
+_LOAD_CPU = (
+    "import sys, time\n"
+    "from xshare.measure import tokens\n"
+    "counter = tokens.Counter(tokens.choose(remember=False))\n"
+    "fast = sys.argv[1] == 'fast'\n"
+    "started = time.process_time()\n"
+    "counter.load(fast=fast)\n"
+    "assert counter.fast == fast and counter.count('hello world') == 2\n"
+    "print(time.process_time() - started)\n"
+)
+
+
+def load_cpu(kind: str) -> float:
+    """CPU seconds of loading a counter ("fast": fastokens, else tiktoken) in a fresh process and state folder,
+    as a first report loads it (no parsed vocabulary kept yet)."""
+    with tempfile.TemporaryDirectory() as home:
+        done = subprocess.run([sys.executable, "-c", _LOAD_CPU, kind], env={**os.environ, "XSHARE_HOME": home},
+                              capture_output=True, text=True, check=True)
+    return float(done.stdout)
 
 
 def spread(values: list[float]) -> str:

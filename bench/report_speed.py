@@ -38,7 +38,6 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -54,6 +53,7 @@ from common import (  # noqa: E402
     compile_package,
     distinct_texts,
     jsonl_bytes,
+    load_cpu,
     process_tree,
     roots_of,
     spread,
@@ -113,24 +113,6 @@ def tokenizer_limit(roots: list[Path]) -> tuple[float, list[str], int, float]:
     elapsed = time.perf_counter() - started
     size = sum(len(text.encode("utf-8", "surrogatepass")) for text in texts)
     return elapsed, texts, size, parse
-
-
-_LOAD = (
-    "import time\n"
-    "from xshare.measure import tokens\n"
-    "counter = tokens.Counter(tokens.choose(remember=False))\n"
-    "started = time.process_time()\n"
-    "counter.load()\n"
-    "print(time.process_time() - started)\n"
-)
-
-
-def tokenizer_load_cpu() -> float:
-    """CPU seconds of loading tiktoken's o200k_base as a first report does (no parsed vocabulary kept yet)."""
-    with tempfile.TemporaryDirectory() as home:
-        done = subprocess.run([sys.executable, "-c", _LOAD], env={**os.environ, "XSHARE_HOME": home},
-                              capture_output=True, text=True, check=True)
-    return float(done.stdout)
 
 
 def run_report(roots: list[Path], home: Path, *extra: str, counter: str = "", cores: str = "",
@@ -344,7 +326,7 @@ def corpus(args: argparse.Namespace, roots: list[Path]) -> int:
     peak, cold, theirs = cold_beside_ccusage(args.runs, roots, args.ccusage, "corpus")
     print(f"corpus  cold exact report: {size_mb / cold / limit:.2f} x the limit")
     goal(11, "cold exact report / the tokenizer's limit, corpus", size_mb / cold / limit, 0.8, "x", at_least=True)
-    load = tokenizer_load_cpu()
+    load = load_cpu("tiktoken")
     if theirs:
         print(f"corpus  loading the tokenizer alone takes {load:.2f} s of CPU "
               f"({load / statistics.median(CPU['ccusage corpus']):.1f}x ccusage's whole run here), a fixed cost: "
