@@ -21,11 +21,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from common import Counted  # bench/, the folder this script runs from
+from common import Counted, parse_every_line  # bench/, the folder this script runs from
 
 from xshare.agents.claude_code import transcript as claude
 from xshare.measure import classify
-from xshare.state.store import loads
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "claude"
@@ -41,16 +40,7 @@ def read_bytes(files: list[claude.TranscriptFile]) -> int:
 
 
 def parse_lines(files: list[claude.TranscriptFile]) -> int:
-    parsed = 0
-    for file in files:
-        for line in file.path.read_bytes().split(b"\n"):
-            if line.strip():
-                try:
-                    loads(line)
-                except ValueError:
-                    continue
-                parsed += 1
-    return parsed
+    return parse_every_line(file.path for file in files)
 
 
 def remembered(text: str) -> int:
