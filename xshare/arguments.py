@@ -13,6 +13,7 @@ import textwrap
 
 from xshare import __version__
 from xshare.agents.table import AGENTS, names_listed
+from xshare.printing import columns_set
 
 DESCRIPTION = textwrap.fill(
     "How much of your coding agent's token bill went to reading and searching code (exploration), measured from "
@@ -34,11 +35,8 @@ ORIENTATION = f"{DESCRIPTION}\n\n{EXAMPLES}\n"
 
 def _terminal_columns() -> int:
     """The terminal's width as shutil.get_terminal_size finds it ($COLUMNS, else the terminal, else 80)."""
-    try:
-        columns = int(os.environ.get("COLUMNS", ""))
-    except ValueError:
-        columns = 0
-    if columns <= 0:
+    columns = columns_set()
+    if columns is None:
         try:
             columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
         except (AttributeError, ValueError, OSError):
